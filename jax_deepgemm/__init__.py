@@ -1,0 +1,50 @@
+"""jax_deepgemm: DeepGEMM-class FP8 GEMMs with fine-grained scaling for JAX.
+
+Dense and MoE grouped FP8 GEMMs (1x128 activation scales, 128x128 or 1x128 weight scales, FP32 promotion every 128
+K) as JAX primitives: Hopper (sm_90) kernels JIT-compiled behind XLA FFI custom calls, and a pure-JAX reference with
+the same semantics everywhere else. See API.md-style docs in README.md.
+"""
+
+from .differentiable import fp8_dot, ragged_dot
+from .gemm import fp8_gemm_nn, fp8_gemm_nt, fp8_gemm_tn, fp8_gemm_tt
+from .grouped import (
+    fp8_grouped_gemm_nt,
+    k_grouped_fp8_gemm_nt_contiguous,
+    m_grouped_fp8_gemm_nt_contiguous,
+    m_grouped_fp8_gemm_nt_masked,
+)
+from .layout import (
+    get_m_alignment_for_contiguous_layout,
+    get_mn_major_tma_aligned_tensor,
+    get_tma_aligned_size,
+    transform_sf_into_required_layout,
+)
+from .quantization import ceil_to_ue8m0, dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
+from .runtime import get_num_sms, set_num_sms
+from .testing import calc_diff
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "calc_diff",
+    "ceil_to_ue8m0",
+    "dequantize",
+    "fp8_dot",
+    "fp8_gemm_nn",
+    "fp8_gemm_nt",
+    "fp8_gemm_tn",
+    "fp8_gemm_tt",
+    "fp8_grouped_gemm_nt",
+    "get_m_alignment_for_contiguous_layout",
+    "get_mn_major_tma_aligned_tensor",
+    "get_num_sms",
+    "get_tma_aligned_size",
+    "k_grouped_fp8_gemm_nt_contiguous",
+    "m_grouped_fp8_gemm_nt_contiguous",
+    "m_grouped_fp8_gemm_nt_masked",
+    "per_block_cast_to_fp8",
+    "per_token_cast_to_fp8",
+    "ragged_dot",
+    "set_num_sms",
+    "transform_sf_into_required_layout",
+]

@@ -1,0 +1,119 @@
+"""Trace-time validation shared by the public functions: every error names the function, the argument, what it
+got and what was expected, and is raised before anything reaches a kernel."""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .quantization import BLOCK, ceil_div
+
+FP8_DTYPES = (jnp.dtype(jnp.float8_e4m3fn), jnp.dtype(jnp.float8_e5m2))
+SCALE_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.float8_e8m0fnu))
+OUT_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
+C_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32), jnp.dtype(jnp.float16))
+
+
+def _array(fn: str, name: str, x) -> jax.Array:
+    if isinstance(x, (bool, int, float, complex)) or x is None:
+        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__} {x!r}")
+    try:
+        return jnp.asarray(x)
+    except TypeError as e:
+        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}") from e
+
+
+def out_dtype(fn: str, dtype) -> np.dtype:
+    try:
+        d = jnp.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"{fn}: out_dtype must be jnp.bfloat16 or jnp.float32, got {dtype!r}") from e
+    if d not in OUT_DTYPES:
+        raise TypeError(f"{fn}: out_dtype must be jnp.bfloat16 or jnp.float32, got {d}")
+    return d
+
+
+def pair(fn: str, name: str, value) -> tuple:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{fn}: {name} must be a pair (data, scale), got {type(value).__name__}")
+    return tuple(value)
+
+
+def fp8(fn: str, name: str, x, ndim: int) -> jax.Array:
+    x = _array(fn, name, x)
+    if x.dtype not in FP8_DTYPES:
+        raise TypeError(f"{fn}: {name} must be float8_e4m3fn or float8_e5m2, got {x.dtype} (quantize with "
+                        "per_token_cast_to_fp8 / per_block_cast_to_fp8)")
+    if x.ndim != ndim:
+        raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{fn}: {name} has an empty dimension: shape {x.shape}")
+    return x
+
+
+def scale(fn: str, name: str, s, expected: dict[str, tuple[int, ...]]) -> jax.Array:
+    """Checks a scale against the allowed shapes (`expected` maps a description to a shape); returns float32."""
+    s = _array(fn, name, s)
+    if s.dtype not in SCALE_DTYPES:
+        raise TypeError(f"{fn}: {name} must be float32 or float8_e8m0fnu, got {s.dtype}")
+    if tuple(s.shape) not in expected.values():
+        wanted = " or ".join(f"{shape} ({desc})" for desc, shape in expected.items())
+        raise ValueError(f"{fn}: {name} has shape {tuple(s.shape)}; expected {wanted}")
+    return s.astype(jnp.float32)  # UE8M0 holds powers of two: exact in float32, and the math is the same
+
+
+def index(fn: str, name: str, x, shape: tuple[int | None, ...]) -> jax.Array:
+    """An integer array of the given shape (None: any size) as int32; non-integer dtypes are a TypeError."""
+    x = _array(fn, name, x)
+    if not jnp.issubdtype(x.dtype, jnp.integer):
+        raise TypeError(f"{fn}: {name} must be an integer array (int32), got {x.dtype}")
+    if x.ndim != len(shape) or any(e is not None and e != d for d, e in zip(x.shape, shape)):
+        wanted = tuple("any" if e is None else e for e in shape)
+        raise ValueError(f"{fn}: {name} has shape {tuple(x.shape)}; expected {wanted}")
+    # Values are clamped to what fits in int32 (device data may hold anything; the ops define every value).
+    if jnp.iinfo(x.dtype).bits > 32 or x.dtype == jnp.uint32:
+        info = jnp.iinfo(jnp.int32)
+        x = jnp.clip(x, info.min, info.max)
+    return x.astype(jnp.int32)
+
+
+def c_operand(fn: str, c, shape: tuple[int, ...]):
+    if c is None:
+        return None
+    c = _array(fn, "c", c)
+    if c.dtype not in C_DTYPES:
+        raise TypeError(f"{fn}: c must be float32, bfloat16 or float16, got {c.dtype}")
+    if tuple(c.shape) != tuple(shape):
+        raise ValueError(f"{fn}: c has shape {tuple(c.shape)}; expected {tuple(shape)} (the output's shape)")
+    return c if c.dtype != jnp.float16 else c.astype(jnp.float32)
+
+
+def static_int(fn: str, name: str, value, minimum: int = 0) -> int:
+    if isinstance(value, bool) or isinstance(value, jax.core.Tracer):
+        raise TypeError(f"{fn}: {name} must be a static Python int, got {type(value).__name__}")
+    try:
+        v = operator.index(value)
+    except TypeError as e:
+        raise TypeError(f"{fn}: {name} must be a static Python int, got {type(value).__name__}") from e
+    if v < minimum:
+        raise ValueError(f"{fn}: {name} must be >= {minimum}, got {v}")
+    return v
+
+
+def same(fn: str, what: str, got: int, expected: int, detail: str) -> None:
+    if got != expected:
+        raise ValueError(f"{fn}: {what} mismatch: {detail} (got {got}, expected {expected})")
+
+
+def scale_shapes_lhs(m: int, k: int, lead: tuple[int, ...] = ()) -> dict[str, tuple[int, ...]]:
+    return {"[..., M, ceil(K/128)] per-token": lead + (m, ceil_div(k, BLOCK))}
+
+
+def scale_shapes_rhs(n: int, k: int, lead: tuple[int, ...] = (), per_row: bool = True) -> dict:
+    shapes = {"[..., ceil(N/128), ceil(K/128)] 128x128 blocks": lead + (ceil_div(n, BLOCK), ceil_div(k, BLOCK))}
+    if per_row:
+        shapes["[..., N, ceil(K/128)] per-row"] = lead + (n, ceil_div(k, BLOCK))
+    return shapes

@@ -1,0 +1,200 @@
+"""Differentiable FP8 products for training: `fp8_dot` and `ragged_dot`, with FP8 backward passes.
+
+Forward: activations are quantized per token (1x128), weights per 128x128 block, and the FP8 kernel runs.
+Backward, as in DeepSeek-V3 training:
+  dgrad  grad @ W^T with the same FP8 GEMM: the output gradient quantized per token, the weight's 128x128
+         quantization reused transposed (a 128x128 block of W^T is a block of W with its scale);
+  wgrad  X^T @ grad with both operands quantized 1x128 along the token dimension: the 1D1D dense GEMM, or the
+         k-grouped GEMM for ragged_dot (each group's tokens padded to a multiple of 128 so that scale blocks never
+         straddle two groups; XLA fuses the padding scatter and the transposes into the quantization).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+from . import _checks as check
+from .gemm import fp8_gemm_nt
+from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
+from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
+from .reference import ragged_row_groups, segment_ends
+
+
+def _gemm_dtype(dtype) -> jnp.dtype:
+    """The kernels write bf16 or f32: f32 results stay f32, everything else goes through bf16."""
+    return jnp.dtype(jnp.float32) if jnp.dtype(dtype) == jnp.float32 else jnp.dtype(jnp.bfloat16)
+
+
+def _float(fn: str, name: str, x, ndim: int | None = None) -> jax.Array:
+    x = check._array(fn, name, x)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or x.dtype in check.FP8_DTYPES:
+        raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {x.dtype}")
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
+    if 0 in x.shape:
+        raise ValueError(f"{fn}: {name} has an empty dimension: shape {x.shape}")
+    return x
+
+
+def _transposed(pair):
+    """The 128x128 quantization of W^T from that of W: transpose data and block scales."""
+    data, scale = pair
+    return jnp.swapaxes(data, -1, -2), jnp.swapaxes(scale, -1, -2)
+
+
+# ---------------------------------------------------------------- fp8_dot
+
+def fp8_dot(x, w) -> jax.Array:
+    """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
+    pre-quantized pair (w_fp8 [N, K], scale [nb, kb]). Differentiable, with FP8 dgrad and wgrad."""
+    fn = "fp8_dot"
+    x = _float(fn, "x", x)
+    if x.ndim < 1:
+        raise ValueError(f"{fn}: x must be [..., K], got a scalar")
+    k = x.shape[-1]
+    if isinstance(w, (tuple, list)):
+        w_data, w_scale = check.pair(fn, "w", w)
+        w_data = check.fp8(fn, "w[0] (w data)", w_data, 2)
+        n, wk = w_data.shape
+        check.same(fn, "K", wk, k, f"x is [..., K] with K={k}, w[0] is [N, K] with K={wk}")
+        w_scale = check.scale(fn, "w[1] (w scale)", w_scale, check.scale_shapes_rhs(n, k, per_row=False))
+        out = _fp8_dot_quantized(x.reshape(-1, k), w_data, w_scale)
+        return out.reshape(*x.shape[:-1], n)
+    w = _float(fn, "w", w, ndim=2)
+    check.same(fn, "K", w.shape[0], k, f"x is [..., K] with K={k}, w is [K, N] with K={w.shape[0]}")
+    out = _fp8_dot(x.reshape(-1, k), w)
+    return out.reshape(*x.shape[:-1], w.shape[1])
+
+
+def _dot_fwd_math(x2, w_q):
+    return fp8_gemm_nt(per_token_cast_to_fp8(x2), w_q, out_dtype=_gemm_dtype(x2.dtype)).astype(x2.dtype)
+
+
+def _dgrad(g2, w_q, dtype):
+    return fp8_gemm_nt(per_token_cast_to_fp8(g2), _transposed(w_q), out_dtype=_gemm_dtype(dtype)).astype(dtype)
+
+
+def _wgrad(x2, g2, dtype):
+    """X^T @ G [K, N] with 1x128 scaling along the token dimension on both operands (the 1D1D recipe)."""
+    return fp8_gemm_nt(per_token_cast_to_fp8(x2.T), per_token_cast_to_fp8(g2.T), out_dtype=jnp.float32).astype(dtype)
+
+
+@jax.custom_vjp
+def _fp8_dot(x2, w):
+    return _dot_fwd_math(x2, per_block_cast_to_fp8(w.T))
+
+
+def _fp8_dot_fwd(x2, w):
+    w_q = per_block_cast_to_fp8(w.T)
+    return _dot_fwd_math(x2, w_q), (x2, w_q, jnp.zeros((), w.dtype))
+
+
+def _fp8_dot_bwd(res, g2):
+    x2, w_q, w_dtype_carrier = res
+    return _dgrad(g2, w_q, x2.dtype), _wgrad(x2, g2, w_dtype_carrier.dtype)
+
+
+_fp8_dot.defvjp(_fp8_dot_fwd, _fp8_dot_bwd)
+
+
+@jax.custom_vjp
+def _fp8_dot_quantized(x2, w_data, w_scale):
+    return _dot_fwd_math(x2, (w_data, w_scale))
+
+
+def _fp8_dot_quantized_fwd(x2, w_data, w_scale):
+    return _dot_fwd_math(x2, (w_data, w_scale)), (w_data, w_scale, jnp.zeros((), x2.dtype))
+
+
+def _fp8_dot_quantized_bwd(res, g2):
+    w_data, w_scale, x_dtype_carrier = res
+    # A pre-quantized weight is frozen: its FP8 data and scales get zero cotangents.
+    return (_dgrad(g2, (w_data, w_scale), x_dtype_carrier.dtype), jnp.zeros_like(w_data), jnp.zeros_like(w_scale))
+
+
+_fp8_dot_quantized.defvjp(_fp8_dot_quantized_fwd, _fp8_dot_quantized_bwd)
+
+
+# ---------------------------------------------------------------- ragged_dot
+
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None) -> jax.Array:
+    """jax.lax.ragged_dot computed in FP8: lhs [M, K], rhs [G, K, N], group_sizes [G] -> [M, N].
+
+    Rows past sum(group_sizes) are zeros; with group_offset ([1] int), rows of groups before it are zeros too.
+    `precision` is accepted for signature compatibility (the FP8 recipe fixes the precision)."""
+    fn = "ragged_dot"
+    del precision
+    lhs = _float(fn, "lhs", lhs, ndim=2)
+    rhs = _float(fn, "rhs", rhs, ndim=3)
+    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"lhs is [M, K] with K={lhs.shape[1]}, rhs is [G, K, N] "
+               f"with K={rhs.shape[1]}")
+    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    if group_offset is None:
+        group_offset = jnp.zeros((1,), jnp.int32)
+    group_offset = check.index(fn, "group_offset", group_offset, (1,))
+    if preferred_element_type is None:
+        out_dtype = jnp.result_type(lhs, rhs)
+    else:
+        out_dtype = jnp.dtype(preferred_element_type)
+        if not jnp.issubdtype(out_dtype, jnp.floating):
+            raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
+    return _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset)
+
+
+def _ragged_row_mask(group_sizes, group_offset, m):
+    return (ragged_row_groups(group_sizes, m) >= group_offset[0])[:, None]
+
+
+def _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset):
+    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(out_dtype))
+    return jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), d, 0).astype(out_dtype)
+
+
+def _quantize_rhs(rhs):
+    """rhs [G, K, N] -> per-group 128x128 quantization of rhs^T: ([G, N, K], [G, nb, kb])."""
+    return jax.vmap(per_block_cast_to_fp8)(jnp.swapaxes(rhs, 1, 2))
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
+    return _ragged_fwd_math(out_dtype, lhs, _quantize_rhs(rhs), group_sizes, group_offset)
+
+
+def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
+    rhs_q = _quantize_rhs(rhs)
+    out = _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset)
+    return out, (lhs, rhs_q, group_sizes, group_offset, jnp.zeros((), rhs.dtype))
+
+
+def _pad_groups_to_blocks(x, group_sizes):
+    """Moves each group's rows to a 128-aligned start (zeros between groups): [M, C] -> ([Mp, C], padded sizes)."""
+    m = x.shape[0]
+    g = group_sizes.shape[0]
+    ends = segment_ends(group_sizes, m)
+    sizes = jnp.diff(ends, prepend=0)
+    padded_sizes = (sizes + BLOCK - 1) // BLOCK * BLOCK
+    padded_starts = jnp.cumsum(padded_sizes) - padded_sizes
+    mp = ceil_div(m, BLOCK) * BLOCK + g * BLOCK  # static bound on sum(padded_sizes)
+    row_group = ragged_row_groups(group_sizes, m)
+    safe_group = jnp.clip(row_group, 0, g - 1)
+    dest = padded_starts[safe_group] + jnp.arange(m) - (ends - sizes)[safe_group]
+    dest = jnp.where(row_group >= 0, dest, mp)  # rows past the last group are dropped
+    return jnp.zeros((mp, x.shape[1]), x.dtype).at[dest].set(x, mode="drop"), padded_sizes
+
+
+def _ragged_dot_bwd(out_dtype, res, g):
+    lhs, rhs_q, group_sizes, group_offset, rhs_dtype_carrier = res
+    g = jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), g, 0)
+    d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), _transposed(rhs_q), group_sizes,
+                                out_dtype=_gemm_dtype(lhs.dtype)).astype(lhs.dtype)
+    lhs_p, padded_sizes = _pad_groups_to_blocks(lhs, group_sizes)
+    g_p, _ = _pad_groups_to_blocks(g, group_sizes)
+    d_rhs = k_grouped_fp8_gemm_nt_contiguous(per_token_cast_to_fp8(lhs_p.T), per_token_cast_to_fp8(g_p.T),
+                                             padded_sizes)
+    return d_lhs, d_rhs.astype(rhs_dtype_carrier.dtype), None, None
+
+
+_ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd)

@@ -1,0 +1,123 @@
+"""The specification: pure-JAX implementations of every kernel family, exactly as API.md defines them.
+
+These run on every platform that has no kernel (the CPU lowering of each primitive *is* this code) and are what the
+GPU kernels are tested against. Inputs are already normalised by the public functions: FP8 data, float32 scales in
+their logical shapes, int32 index arrays.
+
+The math follows the DeepSeek-V3 promotion recipe: for every 128-wide K block the FP8 partial product is computed
+exactly (FP8 x FP8 products are exact in float32), multiplied by both scales and added into a float32 accumulator.
+A `lax.scan` over K blocks keeps memory at one [M, N] accumulator whatever K is.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .quantization import BLOCK, ceil_div
+
+
+def rhs_row_scales(b_scale: jax.Array, n: int) -> jax.Array:
+    """[..., nb, kb] (128x128 blocks) or [..., N, kb] (per row) -> per-row scales [..., N, kb]."""
+    if b_scale.shape[-2] == n:  # per row (when N == 1 the two layouts coincide)
+        return b_scale
+    return jnp.repeat(b_scale, BLOCK, axis=-2)[..., :n, :]
+
+
+def _k_blocks(x: jax.Array, kb: int) -> jax.Array:
+    """[R, K] -> [kb, R, 128] float32, the K tail zero-padded."""
+    r, k = x.shape
+    xp = jnp.pad(x.astype(jnp.float32), ((0, 0), (0, kb * BLOCK - k)))
+    return xp.reshape(r, kb, BLOCK).transpose(1, 0, 2)
+
+
+def _block_partials_xs(a, a_scale, b, b_scale):
+    kb = a_scale.shape[-1]
+    rows = rhs_row_scales(b_scale, b.shape[0])
+    return (_k_blocks(a, kb), _k_blocks(b, kb), a_scale.T, rows.T)
+
+
+def _scaled_partial(xs) -> jax.Array:
+    a_blk, b_blk, sa, sb = xs
+    p = lax.dot_general(a_blk, b_blk, (((1,), (1,)), ((), ())), precision=lax.Precision.HIGHEST,
+                        preferred_element_type=jnp.float32)
+    return (sa[:, None] * sb[None, :]) * p
+
+
+def promoted_dot(a, a_scale, b, b_scale) -> jax.Array:
+    """float32 [M, N] = sum over K blocks of a_scale * b_scale * (A8 @ B8^T over the block)."""
+    m, n = a.shape[0], b.shape[0]
+
+    def step(acc, xs):
+        return acc + _scaled_partial(xs), None
+
+    acc, _ = lax.scan(step, jnp.zeros((m, n), jnp.float32), _block_partials_xs(a, a_scale, b, b_scale))
+    return acc
+
+
+def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
+    d = promoted_dot(a, a_scale, b, b_scale)
+    if c is not None:
+        d = c.astype(jnp.float32) + d
+    return d.astype(out_dtype)
+
+
+def _rows_by_expert(a, a_scale, b, b_scale, row_group, out_dtype):
+    """d[m] = A[m] @ B[row_group[m]]^T, or zeros where row_group[m] is outside [0, G)."""
+    m, n = a.shape[0], b.shape[1]
+
+    def step(acc, g):
+        d_g = promoted_dot(a, a_scale, b[g], b_scale[g])
+        return jnp.where((row_group == g)[:, None], d_g, acc), None
+
+    d, _ = lax.scan(step, jnp.zeros((m, n), jnp.float32), jnp.arange(b.shape[0]))
+    return d.astype(out_dtype)
+
+
+def m_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, m_indices, *, out_dtype):
+    return _rows_by_expert(a, a_scale, b, b_scale, m_indices, out_dtype)
+
+
+def segment_ends(sizes: jax.Array, limit: int) -> jax.Array:
+    """Running end of each segment: negative sizes count as 0 and every end is cut at `limit` (no int overflow)."""
+    sizes = jnp.clip(sizes, 0, limit)
+    return lax.associative_scan(lambda x, y: jnp.minimum(x + y, limit), sizes)
+
+
+def ragged_row_groups(group_sizes: jax.Array, m: int) -> jax.Array:
+    """The group of each of m rows (groups own consecutive rows in order), -1 for rows past the last group."""
+    ends = segment_ends(group_sizes, m)
+    g = jnp.searchsorted(ends, jnp.arange(m, dtype=ends.dtype), side="right").astype(jnp.int32)
+    return jnp.where(g < group_sizes.shape[0], g, -1)
+
+
+def fp8_grouped_gemm_nt(a, a_scale, b, b_scale, group_sizes, *, out_dtype):
+    return _rows_by_expert(a, a_scale, b, b_scale, ragged_row_groups(group_sizes, a.shape[0]), out_dtype)
+
+
+def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
+    del expected_m  # a performance hint only
+    d = jax.vmap(promoted_dot)(a, a_scale, b, b_scale)
+    valid = jnp.arange(a.shape[1])[None, :] < jnp.clip(masked_m, 0, a.shape[1])[:, None]
+    # API.md leaves rows past masked_m unspecified; the reference writes zeros there.
+    return jnp.where(valid[:, :, None], d, 0.0).astype(out_dtype)
+
+
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None):
+    """d[g] = c[g] + the promoted product over K segment g (segments in order; K blocks by their first element)."""
+    k = a.shape[1]
+    g_count = group_sizes.shape[0]
+    kb = ceil_div(k, BLOCK)
+    ends = segment_ends(group_sizes, k)
+    block_group = jnp.searchsorted(ends, jnp.arange(kb, dtype=ends.dtype) * BLOCK, side="right")
+
+    def step(acc, xs):
+        g, blk = xs
+        return acc.at[g].add(_scaled_partial(blk), mode="drop"), None
+
+    init = jnp.zeros((g_count, a.shape[0], b.shape[0]), jnp.float32)
+    if c is not None:
+        init = c.astype(jnp.float32)
+    d, _ = lax.scan(step, init, (block_group, _block_partials_xs(a, a_scale, b, b_scale)))
+    return d

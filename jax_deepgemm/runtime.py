@@ -1,0 +1,138 @@
+"""The bridge to the compiled extension: loading it, registering its FFI targets with XLA, and deciding per
+lowering whether a primitive runs its Hopper kernel or the pure-JAX reference.
+
+Environment variables read here (the JIT's own DG_JIT_* / DG_PRINT_CONFIGS are read by the extension, see README):
+  JAX_DEEPGEMM_DISABLE_KERNELS=1   always lower to the reference (debugging, A/B comparisons)
+  JAX_DEEPGEMM_STRICT=1            a CUDA device that is not sm_90 is an error instead of a reference fallback
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import site
+import sys
+import warnings
+from pathlib import Path
+
+import jax
+
+ARCH = "sm_90a"
+DEFAULT_NUM_SMS = 132  # H100 SXM / H200: used when lowering for CUDA without a visible GPU
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_num_sms_cap: int | None = None
+_ext = None
+_ext_error: str | None = None
+_registered = False
+_warned_fallback = False
+
+
+def kernel_include_dir() -> Path:
+    """Kernel headers: installed into the package by the build, or the source tree's cuda/ (editable installs)."""
+    for candidate in (_PACKAGE_DIR / "include", _PACKAGE_DIR.parent / "cuda"):
+        if (candidate / "jax_deepgemm").is_dir():
+            return candidate
+    return _PACKAGE_DIR / "include"
+
+
+def _nvrtc_candidates() -> list[str]:
+    """libnvrtc shipped by the nvidia-cuda-nvrtc wheels (nvidia/cu13/lib, nvidia/cuda_nvrtc/lib)."""
+    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
+    found: list[str] = []
+    for root in roots:
+        for pattern in ("nvidia/cu13/lib/libnvrtc.so*", "nvidia/cuda_nvrtc/lib/libnvrtc.so*",
+                        "nvidia/cu12/lib/libnvrtc.so*"):
+            for path in sorted(glob.glob(os.path.join(root, pattern))):
+                if "builtins" not in path and path not in found:
+                    found.append(path)
+    return found
+
+
+def extension():
+    """The compiled module `jax_deepgemm._C`, or None (with `extension_error()` saying why)."""
+    global _ext, _ext_error
+    if _ext is None and _ext_error is None:
+        try:
+            from . import _C  # noqa: PLC0415  (optional: the package works without it)
+
+            _C.configure(str(kernel_include_dir()), _nvrtc_candidates())
+            _ext = _C
+        except Exception as e:  # ImportError, or a broken build: the reference still works
+            _ext_error = f"{type(e).__name__}: {e}"
+    return _ext
+
+
+def extension_error() -> str | None:
+    extension()
+    return _ext_error
+
+
+def register_ffi_targets() -> bool:
+    """Registers the extension's state types, then its targets, for the CUDA platform (once)."""
+    global _registered
+    if _registered:
+        return True
+    ext = extension()
+    if ext is None:
+        return False
+    for name, type_info in ext.state_types().items():
+        jax.ffi.register_ffi_type(name, type_info, platform="CUDA")
+    for name, bundle in ext.registrations().items():
+        jax.ffi.register_ffi_target(name, bundle, platform="CUDA", api_version=1)
+    _registered = True
+    return True
+
+
+def cuda_devices() -> list:
+    try:
+        return jax.devices("cuda")
+    except RuntimeError:
+        return []
+
+
+def is_sm90(device) -> bool:
+    return str(getattr(device, "compute_capability", "")) == "9.0"
+
+
+def set_num_sms(n: int) -> None:
+    """Caps the SMs the persistent kernels use (affects kernels compiled afterwards)."""
+    global _num_sms_cap
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"set_num_sms: n must be a positive int, got {n!r}")
+    _num_sms_cap = n
+
+
+def get_num_sms() -> int:
+    devices = cuda_devices()
+    available = min((getattr(d, "core_count", DEFAULT_NUM_SMS) for d in devices), default=DEFAULT_NUM_SMS)
+    return min(available, _num_sms_cap) if _num_sms_cap else available
+
+
+def use_kernels() -> bool:
+    """Whether a CUDA lowering should emit our FFI call (True) or the reference (False).
+
+    Kernels are used on sm_90 devices, and when lowering for CUDA with no GPU present (ahead-of-time lowering and
+    export: the program then names our kernels). Any other CUDA GPU gets the reference, with one warning.
+    """
+    global _warned_fallback
+    if os.environ.get("JAX_DEEPGEMM_DISABLE_KERNELS", "0") not in ("", "0"):
+        return False
+    devices = cuda_devices()
+    if all(is_sm90(d) for d in devices):
+        if devices and not register_ffi_targets():
+            return _fallback(f"the jax_deepgemm extension is unavailable ({extension_error()})")
+        return True
+    names = sorted({f"{d.device_kind} (sm_{str(d.compute_capability).replace('.', '')})" for d in devices})
+    return _fallback(f"the kernels need an sm_90 GPU (H100/H200), found {', '.join(names)}")
+
+
+def _fallback(reason: str) -> bool:
+    global _warned_fallback
+    if os.environ.get("JAX_DEEPGEMM_STRICT", "0") not in ("", "0"):
+        raise RuntimeError(f"jax_deepgemm: {reason}, and JAX_DEEPGEMM_STRICT is set")
+    if not _warned_fallback:
+        warnings.warn(f"jax_deepgemm: {reason}; using the pure-JAX reference (set JAX_DEEPGEMM_STRICT=1 to make "
+                      "this an error)", RuntimeWarning, stacklevel=3)
+        _warned_fallback = True
+    return False

@@ -1,0 +1,91 @@
+"""Command line: `python -m jax_deepgemm {demo,info,warmup}`."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+
+def _info(args) -> int:
+    import jax
+    import jaxlib
+    import numpy as np
+
+    from . import __version__, runtime
+
+    print(f"jax_deepgemm {__version__}")
+    print(f"python {platform.python_version()}, jax {jax.__version__}, jaxlib {jaxlib.__version__}, "
+          f"numpy {np.__version__}")
+    for d in jax.devices():
+        extra = f", sm_{str(d.compute_capability).replace('.', '')}" if hasattr(d, "compute_capability") else ""
+        print(f"device {d.id}: {d.platform} {d.device_kind}{extra}")
+    ext = runtime.extension()
+    print(f"extension: {'loaded' if ext else 'unavailable: ' + str(runtime.extension_error())}")
+    print(f"kernel headers: {runtime.kernel_include_dir()}")
+    if ext is not None:
+        for key, value in ext.runtime_info().items():
+            print(f"  {key}: {value}")
+    devices = runtime.cuda_devices()
+    if not devices:
+        print("kernels: not used (no CUDA GPU; every op runs the pure-JAX reference)")
+    elif not all(runtime.is_sm90(d) for d in devices):
+        print("kernels: not used (they need sm_90: H100/H200; the reference runs instead)")
+    elif ext is None:
+        print("kernels: not used (the extension is unavailable; the reference runs instead)")
+    else:
+        print(f"kernels: available (sm_90, {runtime.get_num_sms()} SMs)")
+    return 0
+
+
+def _parse_shape(text: str, count: int, flag: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != count or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{flag} takes {count} positive comma-separated ints, got {text!r}")
+    return values
+
+
+def _warmup(args) -> int:
+    from . import runtime
+
+    ext = runtime.extension()
+    if ext is None:
+        print(f"warmup needs the compiled extension: {runtime.extension_error()}", file=sys.stderr)
+        return 1
+    if not args.gemm:
+        print("nothing to compile: pass --gemm M,N,K (repeatable)", file=sys.stderr)
+        return 2
+    num_sms = args.num_sms or runtime.get_num_sms()
+    for text in args.gemm:
+        m, n, k = _parse_shape(text, 3, "--gemm")
+        k_padded = -(-k // 16) * 16  # the kernels see K padded to 16 bytes, as the lowering pads it
+        for out_f32, c_kind in ((False, 0),) + (((True, 2),) if args.with_f32 else ()):
+            info = ext.compile_fp8_gemm(args.arch, m, n, k_padded, num_sms, False, False, False, out_f32, c_kind)
+            print(f"fp8_gemm_nt M={m} N={n} K={k}: {info['kernel']}  [{info['cache']}, "
+                  f"{info['seconds'] * 1e3:.1f} ms, {info['compiler']}]")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m jax_deepgemm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("demo", help="FP8 MoE layer forward+backward vs bf16: accuracy and timings")
+    sub.add_parser("info", help="versions, devices, and whether the kernels are available (and why not)")
+    warm = sub.add_parser("warmup", help="compile the kernels that given shapes select into the cache (no GPU needed)")
+    warm.add_argument("--arch", default="sm_90a")
+    warm.add_argument("--num-sms", type=int, default=None, help="SM count to plan for (default: the GPU's, or 132)")
+    warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape")
+    warm.add_argument("--with-f32", action="store_true", help="also the f32-output kernels (weight gradients)")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from .demo import main as demo_main
+
+        return demo_main()
+    return {"info": _info, "warmup": _warmup}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

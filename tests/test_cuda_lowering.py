@@ -1,0 +1,78 @@
+"""The CUDA lowering, checked without a GPU: jit programs lowered for "cuda" hold our typed FFI custom call with the
+static configuration as attributes, and no XLA dot (the reference is not silently used)."""
+
+import re
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+import jax_deepgemm as dg
+
+
+def _lower_cuda(fn, *args) -> str:
+    return jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+
+
+def _pairs(m, n, k, per_row=False, dtype=jnp.float8_e4m3fn):
+    x = jax.random.normal(jax.random.key(0), (m, k))
+    w = jax.random.normal(jax.random.key(1), (n, k))
+    a = dg.per_token_cast_to_fp8(x)
+    b = dg.per_token_cast_to_fp8(w) if per_row else dg.per_block_cast_to_fp8(w)
+    return (a[0].astype(dtype), a[1]), (b[0].astype(dtype), b[1])
+
+
+def _attributes(text: str) -> dict:
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_gemm\((.*)", text)
+    assert len(calls) == 1, text
+    config = re.search(r"mhlo\.backend_config = \{(.*?)\}", calls[0]).group(1)
+    return dict(item.strip().split(" = ", 1) for item in config.split(","))
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 16, 16), (130, 150, 200), (4096, 7168, 2048)])
+def test_dense_lowers_to_the_ffi_call(m, n, k):
+    a, b = _pairs(m, n, k)
+    text = _lower_cuda(dg.fp8_gemm_nt, a, b)
+    assert "dot_general" not in text
+    attrs = _attributes(text)
+    assert attrs["m"] == f"{m} : i64" and attrs["n"] == f"{n} : i64"
+    assert attrs["k"] == f"{-(-k // 16) * 16} : i64"  # K padded to 16 bytes for TMA
+    assert attrs["arch"] == '"sm_90a"'
+    assert attrs["c_kind"] == "0 : i64" and attrs["out_f32"] == "false" and attrs["b_scale_per_row"] == "false"
+    assert "api_version = 4" in text or "mhlo.backend_config" in text  # typed FFI (attributes as a dictionary)
+
+
+def test_dense_attributes_follow_the_call():
+    a, b = _pairs(256, 384, 512, per_row=True, dtype=jnp.float8_e5m2)
+    c = jnp.ones((256, 384), jnp.float32)
+    text = _lower_cuda(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=jnp.float32), a, b, c)
+    attrs = _attributes(text)
+    assert attrs["c_kind"] == "2 : i64" and attrs["out_f32"] == "true" and attrs["b_scale_per_row"] == "true"
+    assert attrs["a_e5m2"] == "true" and attrs["b_e5m2"] == "true"
+
+
+@pytest.mark.parametrize("layout", ["nn", "tn", "tt"])
+def test_other_layouts_reach_the_same_kernel(layout):
+    a, b = _pairs(128, 256, 384)
+    a_data = a[0].T if layout[0] == "t" else a[0]
+    b_data = b[0] if layout[1] == "t" else b[0].T
+    fn = getattr(dg, f"fp8_gemm_{layout}")
+    text = _lower_cuda(fn, (a_data, a[1]), (b_data, b[1]))
+    assert "dot_general" not in text
+    assert text.count("custom_call @jdg_fp8_gemm") == 1
+
+
+def test_fp8_dot_forward_and_backward_use_the_kernel():
+    x = jax.random.normal(jax.random.key(0), (256, 512), jnp.bfloat16)
+    w = jax.random.normal(jax.random.key(1), (512, 384), jnp.bfloat16)
+    loss = lambda x, w: jnp.square(dg.fp8_dot(x, w).astype(jnp.float32)).sum()  # needs the forward value
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
+    assert "dot_general" not in text
+    assert text.count("custom_call @jdg_fp8_gemm") == 3  # forward, dgrad, wgrad
+
+
+def test_disable_kernels_falls_back_to_the_reference(monkeypatch):
+    monkeypatch.setenv("JAX_DEEPGEMM_DISABLE_KERNELS", "1")
+    a, b = _pairs(64, 64, 128)
+    text = _lower_cuda(dg.fp8_gemm_nt, a, b)
+    assert "jdg_fp8_gemm" not in text and "dot_general" in text

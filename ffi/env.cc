@@ -1,0 +1,54 @@
+#include "env.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace jdg::env {
+namespace {
+
+std::optional<std::string> get(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || value[0] == '\0') return std::nullopt;
+  return std::string(value);
+}
+
+// A flag is on when set to anything but "", "0", "false", "no" or "off" (case-insensitive).
+bool flag(const char* name) {
+  std::optional<std::string> value = get(name);
+  if (!value) return false;
+  std::string v = *value;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+  return !(v == "0" || v == "false" || v == "no" || v == "off");
+}
+
+}  // namespace
+
+std::string cache_dir() {
+  if (auto dir = get("DG_JIT_CACHE_DIR")) return *dir;
+  if (auto home = get("HOME")) return *home + "/.jax_deepgemm";
+  return temp_dir() + "/jax_deepgemm";
+}
+
+CompilerChoice compiler_choice() {
+  if (!get("DG_JIT_USE_NVRTC")) return CompilerChoice::kAuto;
+  return flag("DG_JIT_USE_NVRTC") ? CompilerChoice::kNvrtc : CompilerChoice::kNvcc;
+}
+
+std::optional<std::string> nvcc_override() { return get("DG_JIT_NVCC_COMPILER"); }
+
+std::optional<std::string> cuda_home() {
+  if (auto home = get("CUDA_HOME")) return home;
+  return get("CUDA_PATH");
+}
+
+std::string path() { return get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"); }
+
+std::string temp_dir() { return get("TMPDIR").value_or("/tmp"); }
+
+bool jit_debug() { return flag("DG_JIT_DEBUG"); }
+bool ptxas_verbose() { return flag("DG_JIT_PTXAS_VERBOSE"); }
+bool print_compiler_command() { return flag("DG_JIT_PRINT_COMPILER_COMMAND"); }
+bool print_configs() { return flag("DG_PRINT_CONFIGS"); }
+
+}  // namespace jdg::env

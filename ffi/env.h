@@ -1,0 +1,34 @@
+// The one place that reads environment variables. Everything is read when it is needed (when a kernel is compiled
+// or a config is chosen), never cached, so that a Python program may change os.environ between compilations.
+//
+//   DG_JIT_CACHE_DIR               root of the on-disk kernel cache (default ~/.jax_deepgemm)
+//   DG_JIT_USE_NVRTC               1: compile with NVRTC; 0: with NVCC; unset: NVRTC when libnvrtc loads, else NVCC
+//   DG_JIT_NVCC_COMPILER           path of nvcc (default $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, then PATH)
+//   DG_JIT_DEBUG                   print generated sources, compile times and launch configurations
+//   DG_JIT_PTXAS_VERBOSE           ask ptxas for register/spill statistics and print the compiler log
+//   DG_JIT_PRINT_COMPILER_COMMAND  print every compiler command line
+//   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
+//
+// Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace jdg::env {
+
+// Which compiler DG_JIT_USE_NVRTC asks for.
+enum class CompilerChoice { kAuto, kNvrtc, kNvcc };
+
+std::string cache_dir();              // DG_JIT_CACHE_DIR, or $HOME/.jax_deepgemm
+CompilerChoice compiler_choice();     // DG_JIT_USE_NVRTC
+std::optional<std::string> nvcc_override();  // DG_JIT_NVCC_COMPILER (if set and non-empty)
+std::optional<std::string> cuda_home();      // CUDA_HOME, else CUDA_PATH
+std::string path();                          // PATH
+std::string temp_dir();                      // TMPDIR, else /tmp
+bool jit_debug();                     // DG_JIT_DEBUG
+bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
+bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
+bool print_configs();                 // DG_PRINT_CONFIGS
+
+}  // namespace jdg::env

@@ -1,0 +1,24 @@
+// Kernel configuration heuristics (no compilation, no GPU).
+#pragma once
+
+#include <cstdint>
+
+namespace jdg {
+
+struct Fp8GemmConfig {
+  int block_m = 0;
+  int block_n = 0;
+  int stages = 0;
+  int num_threads = 0;
+  int smem_bytes = 0;   // dynamic shared memory per CTA
+  int grid = 0;         // persistent CTAs = min(num_sms, tiles)
+  std::int64_t tiles = 0;
+  std::int64_t waves = 0;
+};
+
+// The configuration of the dense FP8 GEMM for D[m, n] = A[m, k] B[n, k]^T on `num_sms` SMs. See heuristics.cc for
+// the model. Prints the choice once per (m, n, k, num_sms) when DG_PRINT_CONFIGS is set.
+// Throws std::invalid_argument for n < 1, k < 1, m < 0 or num_sms < 1.
+Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms);
+
+}  // namespace jdg

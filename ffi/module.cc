@@ -1,0 +1,170 @@
+// The Python extension jax_deepgemm._C: FFI handler capsules for registration, and the JIT runtime's Python API.
+// Importing it needs neither a GPU nor CUDA: libcuda and libnvrtc are loaded on first use.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "env.h"
+#include "fp8_gemm.h"
+#include "heuristics.h"
+#include "jit_compiler.h"
+#include "jit_runtime.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+template <typename Fn>
+nb::capsule handler_capsule(Fn* fn) {
+  return nb::capsule(reinterpret_cast<void*>(fn));
+}
+
+nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
+  nb::dict d;
+  d["block_m"] = c.block_m;
+  d["block_n"] = c.block_n;
+  d["stages"] = c.stages;
+  d["num_threads"] = c.num_threads;
+  d["smem_bytes"] = c.smem_bytes;
+  d["grid"] = c.grid;
+  d["tiles"] = c.tiles;
+  d["waves"] = c.waves;
+  return d;
+}
+
+nb::object or_none(const std::string& s) { return s.empty() ? nb::none() : nb::object(nb::str(s.c_str())); }
+
+nb::dict tool_dict(const jdg::jit::ToolStatus& s) {
+  nb::dict d;
+  d["available"] = s.available;
+  d["path"] = or_none(s.path);
+  d["version"] = or_none(s.version);
+  d["error"] = or_none(s.error);
+  return d;
+}
+
+int to_int(std::int64_t v, const char* name) {
+  if (v < INT32_MIN || v > INT32_MAX) throw std::invalid_argument(std::string(name) + " is out of range");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  m.doc() = "jax_deepgemm native runtime: XLA FFI handlers and the kernel JIT (NVRTC/NVCC, memory + disk cache).";
+
+  m.def(
+      "configure",
+      [](const std::string& kernel_include_dir, std::vector<std::string> nvrtc_candidates) {
+        jdg::jit::configure(kernel_include_dir, std::move(nvrtc_candidates));
+      },
+      "kernel_include_dir"_a, "nvrtc_candidates"_a,
+      "Set the kernel header directory (containing jax_deepgemm/*.cuh) and the libnvrtc paths to try first.");
+
+  m.def(
+      "registrations",
+      [] {
+        nb::dict fp8_gemm;
+        fp8_gemm["instantiate"] = handler_capsule(JdgFp8GemmInstantiate);
+        fp8_gemm["initialize"] = handler_capsule(JdgFp8GemmInitialize);
+        fp8_gemm["execute"] = handler_capsule(JdgFp8GemmExecute);
+        nb::dict out;
+        out["jdg_fp8_gemm"] = fp8_gemm;
+        return out;
+      },
+      "FFI targets: {target name: {stage: capsule}}, for jax.ffi.register_ffi_target(..., platform='CUDA').");
+
+  m.def(
+      "state_types",
+      [] {
+        nb::dict fp8_gemm;
+        fp8_gemm["type_id"] = nb::capsule(static_cast<void*>(jdg::fp8_gemm_state_type_id()));
+        fp8_gemm["type_info"] = nb::capsule(static_cast<const void*>(jdg::fp8_gemm_state_type_info()));
+        nb::dict out;
+        out[jdg::kFp8GemmStateTypeName] = fp8_gemm;
+        return out;
+      },
+      "FFI state types: {name: {'type_id': capsule, 'type_info': capsule}}, for jax.ffi.register_ffi_type(..., "
+      "platform='CUDA'), to be registered before the targets.");
+
+  m.def(
+      "compile_fp8_gemm",
+      [](const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool a_e5m2,
+         bool b_e5m2, bool b_scale_per_row, bool out_f32, std::int64_t c_kind) {
+        jdg::Fp8GemmProblem p;
+        p.arch = arch;
+        p.m = m;
+        p.n = n;
+        p.k = k;
+        p.num_sms = to_int(num_sms, "num_sms");
+        p.a_e5m2 = a_e5m2;
+        p.b_e5m2 = b_e5m2;
+        p.b_scale_per_row = b_scale_per_row;
+        p.out_f32 = out_f32;
+        p.c_kind = to_int(c_kind, "c_kind");
+        jdg::Fp8GemmBuild built;
+        {
+          nb::gil_scoped_release release;
+          built = jdg::build_fp8_gemm(p);
+        }
+        const jdg::jit::CompiledKernel& kernel = *built.result.kernel;
+        nb::dict d;
+        d["kernel"] = kernel.name;
+        d["config"] = config_dict(built.config);
+        d["source"] = kernel.source;
+        d["cache"] = built.result.cache;
+        d["seconds"] = built.result.seconds;
+        d["compiler"] = kernel.compiler;
+        d["digest"] = kernel.digest;
+        d["cubin_size"] = kernel.cubin.size();
+        d["log"] = kernel.log;
+        return d;
+      },
+      "arch"_a, "m"_a, "n"_a, "k"_a, "num_sms"_a, "a_e5m2"_a = false, "b_e5m2"_a = false,
+      "b_scale_per_row"_a = false, "out_f32"_a = false, "c_kind"_a = 0,
+      "Select the config and JIT-compile the FP8 GEMM kernel (no GPU needed). Returns kernel, config, source, "
+      "cache ('memory' | 'disk' | 'compiled'), seconds, compiler.");
+
+  m.def(
+      "select_fp8_gemm_config",
+      [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms) {
+        return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms")));
+      },
+      "m"_a, "n"_a, "k"_a, "num_sms"_a, "The FP8 GEMM configuration the heuristic picks (no compilation).");
+
+  m.def(
+      "runtime_info",
+      [] {
+        nb::dict driver;
+        int version = 0;
+        std::string error;
+        bool ok = jdg::cu::driver_version(&version, &error);
+        driver["loaded"] = ok;
+        driver["version"] =
+            ok ? nb::object(nb::str((std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10)).c_str()))
+               : nb::none();
+        driver["error"] = or_none(error);
+        nb::dict out;
+        out["driver"] = driver;
+        {
+          jdg::jit::ToolStatus nvrtc, nvcc;
+          {
+            nb::gil_scoped_release release;
+            nvrtc = jdg::jit::nvrtc_status();
+            nvcc = jdg::jit::nvcc_status();
+          }
+          out["nvrtc"] = tool_dict(nvrtc);
+          out["nvcc"] = tool_dict(nvcc);
+        }
+        out["cache_dir"] = jdg::env::cache_dir();
+        out["kernel_include_dir"] = or_none(jdg::jit::kernel_include_dir());
+        return out;
+      },
+      "What the JIT can use here: driver, nvrtc and nvcc ({available/loaded, path, version, error}), cache_dir.");
+}

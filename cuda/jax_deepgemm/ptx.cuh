@@ -1,0 +1,224 @@
+// Small inline-PTX wrappers for the Hopper (sm_90a) kernels: mbarriers, TMA (the bulk tensor copy engine), wgmma,
+// setmaxnreg, fences and a few conversions. Our own code: no CUTLASS/CuTe, no CUDA header, so NVRTC compiles it
+// with no include path but ours (see DESIGN.md).
+//
+// Conventions:
+//  * Shared-memory operands are 32-bit addresses in the shared window (`smem_addr(ptr)`), as PTX's
+//    `.shared::cta` / `.shared::cluster` instructions take them.
+//  * Everything is `__device__ __forceinline__` (the runtime compiles with -default-device anyway; nvcc needs it).
+//  * asm that orders memory carries a "memory" clobber so the compiler keeps loads/stores on the right side.
+#pragma once
+
+#include <jax_deepgemm/wgmma_fp8.cuh>
+
+namespace jdg {
+namespace ptx {
+
+// ----------------------------------------------------------------------------------------------- thread identity
+
+__device__ __forceinline__ unsigned int lane_id() {
+  unsigned int r;
+  asm("mov.u32 %0, %%laneid;" : "=r"(r));
+  return r;
+}
+
+// One lane of the (fully active) warp returns true. elect.sync picks it in hardware and tells the compiler that
+// the branch is warp-uniform apart from that one lane.
+__device__ __forceinline__ bool elect_one_sync() {
+  unsigned int pred;
+  asm volatile(
+      "{\n.reg .b32 r;\n.reg .pred p;\n"
+      "elect.sync r|p, 0xffffffff;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(pred));
+  return pred != 0;
+}
+
+// Broadcast lane 0's value to the warp; used to make a value warp-uniform so the compiler can keep it in a uniform
+// register.
+__device__ __forceinline__ int shfl0(int v) {
+  int r;
+  asm volatile("shfl.sync.idx.b32 %0, %1, 0, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
+// ----------------------------------------------------------------------------------------------- shared memory
+
+__device__ __forceinline__ unsigned int smem_addr(const void* p) {
+  unsigned int r;
+  asm("{\n.reg .u64 t;\ncvta.to.shared.u64 t, %1;\ncvt.u32.u64 %0, t;\n}\n" : "=r"(r) : "l"(p));
+  return r;
+}
+
+// ----------------------------------------------------------------------------------------------- mbarrier
+// An mbarrier (8 bytes of shared memory) completes a phase when `count` arrivals and all expected transaction bytes
+// (from TMA copies that signal it) have arrived. Waiters poll for the phase with a given parity: phase k is done
+// once try_wait.parity(k & 1) succeeds. A fresh barrier is in phase 0, so waiting on parity 1 passes at once (the
+// producer's first pass over the empty barriers relies on this).
+
+__device__ __forceinline__ void mbarrier_init(unsigned int bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Make barrier initialisation visible to the other threads and to the async proxy (TMA complete_tx).
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+__device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsigned int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ bool mbarrier_try_wait(unsigned int bar, unsigned int parity) {
+  unsigned int done;
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Block until the phase with `parity` has completed. try_wait itself suspends the thread for a while in hardware,
+// so the loop does not spin hot. With JDG_DEBUG_HANG_NS defined (test builds), a wait longer than that many
+// nanoseconds traps, turning a pipeline deadlock into a launch error instead of a hung process.
+__device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
+#ifdef JDG_DEBUG_HANG_NS
+  unsigned long long start = 0;
+  for (unsigned int it = 0; !mbarrier_try_wait(bar, parity); ++it) {
+    if (it == 0) start = global_timer_ns();
+    if ((it & 1023u) == 1023u && global_timer_ns() - start > (unsigned long long)(JDG_DEBUG_HANG_NS)) {
+      asm volatile("trap;");
+    }
+  }
+#else
+  while (!mbarrier_try_wait(bar, parity)) {
+  }
+#endif
+}
+
+// ----------------------------------------------------------------------------------------------- TMA
+
+// Pull the 128-byte tensor map (a __grid_constant__ kernel parameter) into the descriptor cache early.
+__device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
+}
+
+// 2-D tile copy global -> shared through the tensor map; the copy engine adds the box's byte count to `bar`'s
+// transaction count when it lands. Coordinates are in elements, innermost first; out-of-bounds parts of the box
+// are filled with zeros (and still count as bytes).
+__device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* tmap, unsigned int bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(
+          dst),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// ----------------------------------------------------------------------------------------------- wgmma
+
+// Shared-memory matrix descriptor for a K-major tile whose rows are 128 bytes, written by TMA with the 128-byte
+// swizzle (8-row / 1024-byte swizzle atoms; the tile base must be 1024-byte aligned so the base-offset field is 0):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading-dimension byte offset >> 4: unused for swizzled K-major tiles (one wgmma's K extent,
+//               32 bytes, stays inside the 128-byte swizzled row), left 0
+//   bits 32-45  stride-dimension byte offset >> 4: 1024 bytes from one 8-row group to the next
+//   bits 62-63  swizzle mode, 1 = 128-byte swizzle
+// Stepping along K inside the 128-byte row is done by adding (bytes >> 4) to the start address: the hardware applies
+// the swizzle XOR to the final address, exactly as TMA did when it wrote the tile.
+__device__ __forceinline__ unsigned long long make_smem_desc_sw128(unsigned int smem_address) {
+  const unsigned long long start = (smem_address & 0x3FFFFu) >> 4;
+  const unsigned long long sbo = 1024u >> 4;
+  return start | (sbo << 32) | (1ull << 62);
+}
+
+// Order prior register writes of the accumulators before the following wgmma reads them.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+
+__device__ __forceinline__ void wgmma_commit_group() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+template <int N>
+__device__ __forceinline__ void wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// The wgmma asm statements take the accumulators as "+f" operands, so the compiler believes they are final right
+// after the (asynchronous) instruction is issued. Passing every accumulator through an empty asm statement after
+// wgmma_wait_group pins all reads of them below the wait (and all writes above the next wgmma_fence).
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// Scheduling barrier: from here on the compiler must treat `p` as computed from `v`, so loads through `p` cannot
+// be hoisted above the computation of `v`. Emits no instruction.
+template <typename T>
+__device__ __forceinline__ void depend_on(const T*& p, float v) {
+  asm volatile("" : "+l"(p) : "f"(v));
+}
+
+// ----------------------------------------------------------------------------------------------- registers
+
+// Move registers between warpgroups (the whole warpgroup executes it): the producer gives back what it does not
+// need, the consumers take it for their accumulators. Only effective with a register cap at kernel entry
+// (__launch_bounds__(threads, 1)).
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
+// ----------------------------------------------------------------------------------------------- global memory
+
+// Read-only (non-coherent) cached load, for the scales, which nothing writes while the kernel runs. Not volatile:
+// the compiler may move, merge or hoist it like any pure load.
+__device__ __forceinline__ float ldg_f32(const float* p) {
+  float r;
+  asm("ld.global.nc.f32 %0, [%1];" : "=f"(r) : "l"(p));
+  return r;
+}
+
+// ----------------------------------------------------------------------------------------------- conversions
+
+// Two floats -> packed bf16x2 with round-to-nearest-even; `lo` lands in the low half (the lower address when
+// stored), `hi` in the high half. cvt puts its first source operand in the upper half.
+__device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
+  unsigned int r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+__device__ __forceinline__ unsigned short to_bf16(float x) {
+  unsigned short r;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return r;
+}
+
+// bf16 -> f32 is exact: the bf16 bits are the top half of the float.
+__device__ __forceinline__ float bf16_to_f32(unsigned short x) {
+  float r;
+  asm("mov.b32 %0, %1;" : "=f"(r) : "r"(((unsigned int)x) << 16));
+  return r;
+}
+
+}  // namespace ptx
+}  // namespace jdg

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Compile-check the FP8 GEMM kernel for sm_90a on a machine without a GPU.
+
+For a sweep of configurations this generates the wrapper source the runtime generates (the JDG_* #defines, then
+`#include <jax_deepgemm/fp8_gemm.cuh>`) and compiles it to a cubin with NVRTC (through ctypes, options as the
+runtime uses them: --gpu-architecture=sm_90a -std=c++17 -default-device -I<repo>/cuda, plus verbose ptxas), and a
+few with nvcc. It fails on any error or warning, checks that a stage count one past the shared-memory limit is
+rejected by the kernel's static_assert, and reports registers and spills per configuration. With cuobjdump (and
+nvdisasm) on PATH it also checks the SASS: 4 QGMMA per K block and no local-memory traffic unless ptxas reported
+spills.
+
+    python3 tests/cuda/compile_check.py            # full sweep
+    python3 tests/cuda/compile_check.py --quick    # a dozen configurations
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import glob
+import itertools
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CUDA_DIR = os.path.join(REPO, "cuda")
+sys.path.insert(0, CUDA_DIR)
+
+# Mirror of fp8_gemm_abi.h's helpers (checked against the kernel's static_asserts by the "max + 1" compiles).
+MAX_SMEM = 232448
+
+
+def align(x, a):
+    return (x + a - 1) // a * a
+
+
+def smem_bytes(bm, bn, stages):
+    return align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(2 * stages * 8, 1024) + 1024
+
+
+def max_stages(bm, bn):
+    s = 1
+    while smem_bytes(bm, bn, s + 1) <= MAX_SMEM:
+        s += 1
+    return s
+
+
+BLOCK_NS = list(range(16, 257, 16))
+
+
+def find_nvrtc():
+    cands = []
+    env = os.environ.get("JDG_NVRTC")
+    if env:
+        cands.append(env)
+    try:
+        import nvidia  # noqa: F401  (the pip wheel nvidia-cuda-nvrtc)
+
+        for p in nvidia.__path__:
+            cands += sorted(glob.glob(os.path.join(p, "cu13", "lib", "libnvrtc.so*")))
+    except ImportError:
+        pass
+    cands += sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "nvidia", "cu13", "lib",
+                                           "libnvrtc.so*")))
+    cands += ["/usr/local/cuda/lib64/libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so"]
+    for c in cands:
+        if "builtins" in c:
+            continue
+        try:
+            return ctypes.CDLL(c), c
+        except OSError:
+            continue
+    raise SystemExit("libnvrtc not found (pip install nvidia-cuda-nvrtc, or set JDG_NVRTC)")
+
+
+_NVRTC = None
+
+
+def nvrtc():
+    global _NVRTC
+    if _NVRTC is None:
+        lib, _ = find_nvrtc()
+        lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+        _NVRTC = lib
+    return _NVRTC
+
+
+def nvrtc_compile(src: str, name: str, options: list[str]):
+    """Returns (ok, log, cubin bytes or None)."""
+    lib = nvrtc()
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), name.encode(), 0, None, None)
+    if rc:
+        raise RuntimeError(f"nvrtcCreateProgram: {lib.nvrtcGetErrorString(rc).decode()}")
+    opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+    rc = lib.nvrtcCompileProgram(prog, len(options), opts)
+    size = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+    buf = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetProgramLog(prog, buf)
+    log = buf.value.decode(errors="replace")
+    cubin = None
+    if rc == 0:
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+        cbuf = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(prog, cbuf)
+        cubin = cbuf.raw
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return rc == 0, log, cubin
+
+
+def wrapper_source(cfg: dict) -> str:
+    lines = [f"#define JDG_{k} {v}" for k, v in cfg.items()]
+    lines.append("#include <jax_deepgemm/fp8_gemm.cuh>")
+    return "\n".join(lines) + "\n"
+
+
+def cfg_name(cfg):
+    return (f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
+            f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}")
+
+
+NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
+              "--ptxas-options=--verbose"]
+
+RE_REGS = re.compile(r"Used (\d+) registers")
+RE_SPILL = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def parse_ptxas(log):
+    regs = RE_REGS.search(log)
+    sp = RE_SPILL.search(log)
+    return (int(regs.group(1)) if regs else None, tuple(int(x) for x in sp.groups()) if sp else None)
+
+
+def log_problems(log):
+    """Lines of the log that are warnings or errors (ptxas 'info' lines are fine)."""
+    bad = []
+    for line in log.splitlines():
+        low = line.lower()
+        if ("warning" in low or "error" in low) and "info" not in low:
+            bad.append(line)
+    return bad
+
+
+def check_sass(cubin: bytes, spilled: bool):
+    """(ok, message). Skipped (ok) when cuobjdump is not on PATH."""
+    if not shutil.which("cuobjdump"):
+        return True, "sass: skipped (no cuobjdump)"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        r = subprocess.run(["cuobjdump", "-sass", f.name], capture_output=True, text=True)
+    if r.returncode != 0:
+        return True, f"sass: skipped ({r.stderr.strip()[:80]})"
+    sass = r.stdout
+    gmma = re.findall(r"\b(QGMMA\.[0-9x]+\.F32\.E[45]M[23]\.E[45]M[23])", sass)
+    local = len(re.findall(r"\b(LDL|STL)\b", sass))
+    msgs = []
+    ok = True
+    if not gmma or len(gmma) % 4:  # 4 per K block; the compiler may unroll a short K loop
+        ok = False
+        msgs.append(f"expected a multiple of 4 QGMMA, found {len(gmma)}")
+    if local and not spilled:
+        ok = False
+        msgs.append(f"{local} LDL/STL without reported spills")
+    warn_serial = "serializ" in sass.lower()
+    if warn_serial:
+        msgs.append("serialization note in SASS")
+    return ok, "sass: " + (", ".join(msgs) if msgs else f"{len(gmma)}x {gmma[0] if gmma else '-'}, local ops {local}")
+
+
+def run_one(job):
+    cfg, expect_ok = job
+    src = wrapper_source(cfg)
+    ok, log, cubin = nvrtc_compile(src, cfg_name(cfg) + ".cu", NVRTC_OPTS)
+    res = {"cfg": cfg, "expect_ok": expect_ok, "ok": ok, "log": log}
+    if expect_ok:
+        res["problems"] = log_problems(log) if ok else [l for l in log.splitlines() if l.strip()][:20]
+        res["regs"], res["spill"] = parse_ptxas(log)
+        spilled = bool(res["spill"] and (res["spill"][1] or res["spill"][2]))
+        if ok:
+            res["sass_ok"], res["sass"] = check_sass(cubin, spilled)
+    else:
+        # must fail, and through our static_assert about shared memory
+        res["problems"] = [] if (not ok and "do not fit in shared memory" in log) else [
+            "expected the shared-memory static_assert to reject this configuration"]
+    return res
+
+
+def sweep(quick: bool):
+    jobs = []
+    macro_combos = list(itertools.product([0, 1, 2], [0, 1], [0, 1], [(0, 0), (0, 1), (1, 0), (1, 1)]))
+    shapes = [(2112, 7168), (130, 208), (7168, 2048), (1, 16), (4096, 200 // 16 * 16)]
+
+    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0)):
+        return {"N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "STAGES": st, "A_E5M2": e[0], "B_E5M2": e[1],
+                "B_SCALE_PER_ROW": row, "OUT_F32": out32, "C_KIND": ckind}
+
+    if quick:
+        for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256)]:
+            jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
+        for ckind, out32, row, e in [(1, 0, 0, (0, 0)), (2, 1, 1, (1, 0)), (0, 1, 1, (0, 1)), (2, 0, 0, (1, 1))]:
+            jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
+        jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))
+        return jobs
+
+    i = 0
+    for bm in (64, 128):
+        for bn in BLOCK_NS:
+            ms = max_stages(bm, bn)
+            for st in sorted({2, (2 + ms) // 2, ms}):
+                ck, o32, row, e = macro_combos[i % len(macro_combos)]
+                n, k = shapes[i % len(shapes)]
+                jobs.append((cfg(bm, bn, st, n, k, ck, o32, row, e), True))
+                i += 1
+            jobs.append((cfg(bm, bn, ms + 1, 2112, 7168), False))
+        # per-row B scales and the straddling 128x128 path are register-heavier: check regs for every BN
+        for bn in BLOCK_NS:
+            jobs.append((cfg(bm, bn, 2, 2112, 7168, 1, 0, 1, (0, 0)), True))
+    # every macro combination on two tile shapes (one straddling 128-column scale blocks, one not)
+    for bm, bn in [(128, 112), (64, 64)]:
+        for ck, o32, row, e in macro_combos:
+            jobs.append((cfg(bm, bn, 3, 130, 208, ck, o32, row, e), True))
+    return jobs
+
+
+NVCC_CONFIGS = [
+    {"N": 2112, "K": 7168, "BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 6, "A_E5M2": 0, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 0, "OUT_F32": 0, "C_KIND": 0},
+    {"N": 130, "K": 208, "BLOCK_M": 64, "BLOCK_N": 144, "STAGES": 4, "A_E5M2": 1, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 0, "OUT_F32": 1, "C_KIND": 2},
+    {"N": 7168, "K": 2048, "BLOCK_M": 128, "BLOCK_N": 112, "STAGES": 5, "A_E5M2": 0, "B_E5M2": 1,
+     "B_SCALE_PER_ROW": 1, "OUT_F32": 0, "C_KIND": 1},
+]
+
+
+def nvcc_check(nvcc):
+    failures = 0
+    for cfg in NVCC_CONFIGS:
+        with tempfile.TemporaryDirectory() as d:
+            src = os.path.join(d, "k.cu")
+            with open(src, "w") as f:
+                f.write(wrapper_source(cfg))
+            cmd = [nvcc, "-cubin", "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", f"-I{CUDA_DIR}",
+                   "--ptxas-options=-v", "-Werror", "all-warnings", src, "-o", os.path.join(d, "k.cubin")]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            log = r.stdout + r.stderr
+            regs, spill = parse_ptxas(log)
+            bad = log_problems(log)
+            ok = r.returncode == 0 and not bad
+            failures += not ok
+            print(f"  nvcc  {'ok  ' if ok else 'FAIL'} {cfg_name(cfg):60s} regs {regs} spill {spill}")
+            if not ok:
+                print("    " + "\n    ".join(log.splitlines()[-20:]))
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--nvcc", default=os.environ.get("NVCC", shutil.which("nvcc") or "/usr/local/bin/nvcc"))
+    args = ap.parse_args()
+
+    _, path = find_nvrtc()
+    ver_major, ver_minor = ctypes.c_int(), ctypes.c_int()
+    nvrtc().nvrtcVersion(ctypes.byref(ver_major), ctypes.byref(ver_minor))
+    print(f"NVRTC {ver_major.value}.{ver_minor.value} ({path})")
+
+    jobs = sweep(args.quick)
+    failures = 0
+    rows = []
+    with ProcessPoolExecutor(max_workers=args.j) as ex:
+        for res in ex.map(run_one, jobs):
+            name = cfg_name(res["cfg"])
+            good = not res["problems"] and (res["ok"] == res["expect_ok"]) and res.get("sass_ok", True)
+            failures += not good
+            if res["expect_ok"]:
+                rows.append(res)
+                spill = res["spill"]
+                print(f"  nvrtc {'ok  ' if good else 'FAIL'} {name:60s} regs {res['regs']} "
+                      f"stack/spill-st/spill-ld {spill} {res.get('sass', '')}")
+            else:
+                print(f"  nvrtc {'ok  ' if good else 'FAIL'} {name:60s} rejected as expected" if good else
+                      f"  nvrtc FAIL {name:60s} was not rejected by the shared-memory static_assert")
+            for p in res["problems"]:
+                print("      " + p)
+
+    spilled = sorted({(r["cfg"]["BLOCK_M"], r["cfg"]["BLOCK_N"], r["cfg"]["B_SCALE_PER_ROW"]) for r in rows
+                      if r["spill"] and (r["spill"][1] or r["spill"][2])})
+    print("configurations with spills (BLOCK_M, BLOCK_N, per-row B scales):", spilled or "none")
+
+    if os.path.exists(args.nvcc):
+        print(f"nvcc: {args.nvcc}")
+        failures += nvcc_check(args.nvcc)
+    else:
+        print("nvcc: not found, skipped")
+
+    print(f"{len(jobs) + (len(NVCC_CONFIGS) if os.path.exists(args.nvcc) else 0) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

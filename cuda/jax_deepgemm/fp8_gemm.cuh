@@ -13,6 +13,14 @@
 // connected by a ring of JDG_STAGES shared-memory stages (A tile BLOCK_M x 128 B, B tile BLOCK_N x 128 B), each with
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
+//
+// Limits of this first version (tests/cuda/compile_check.py reports them; the speed work lifts them):
+//  * registers: a consumer thread holds 2 x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or >= 192
+//    (per-row B scales) spills to local memory: correct, but slow; the heuristics should stay below;
+//  * each K block waits for its own wgmmas (wait_group 0) before promoting: the tensor cores of one warpgroup idle
+//    during its promotion (two consumer warpgroups overlap each other);
+//  * scales are read from global memory (L1/L2) by every consumer thread; the epilogue stores straight from
+//    registers (no stmatrix / TMA store). Pointers: D and C must be 4-byte (bf16) / 8-byte (f32) aligned.
 #pragma once
 
 #include <jax_deepgemm/fp8_gemm_abi.h>

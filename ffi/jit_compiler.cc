@@ -114,6 +114,11 @@ std::shared_ptr<const NvrtcApi> load_nvrtc(std::string* error) {
     s.attempted = true;
     std::vector<std::string> names = s.candidates;
     for (const char* system : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) names.push_back(system);
+    // A toolkit whose lib64 is not on the loader path.
+    std::vector<std::string> toolkits = {"/usr/local/cuda"};
+    if (auto home = env::cuda_home()) toolkits.insert(toolkits.begin(), *home);
+    for (const std::string& root : toolkits)
+      if (files::is_dir(root + "/lib64")) names.push_back(root + "/lib64/libnvrtc.so");
     std::string tried;
     for (const std::string& name : names) {
       std::string why;

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import pytest
 
+import jax_deepgemm
 from jax_deepgemm import _C
 
 REPO = Path(__file__).resolve().parent.parent
-CUDA_DIR = REPO / "cuda"
+# The kernel sources: the checkout's cuda/, or the copy installed into the package.
+CUDA_DIR = REPO / "cuda" if (REPO / "cuda" / "jax_deepgemm").is_dir() else Path(jax_deepgemm.__file__).parent / "include"
 ABI_HEADER = CUDA_DIR / "jax_deepgemm" / "fp8_gemm_abi.h"
 REAL_KERNEL = CUDA_DIR / "jax_deepgemm" / "fp8_gemm.cuh"
 ARCH = "sm_90a"
@@ -325,6 +327,24 @@ def test_nvcc_compile(stub_dir, monkeypatch):
     assert r["compiler"].startswith("NVCC ")
     assert "registers" in r["log"]  # ptxas -v statistics
     assert _C.compile_fp8_gemm(**PROBLEM)["cache"] == "memory"
+
+
+@needs_nvcc
+def test_auto_choice_falls_back_to_nvcc(stub_dir, tmp_path):
+    """With DG_JIT_USE_NVRTC unset, a process whose libnvrtc cannot be loaded compiles with NVCC."""
+    script = textwrap.dedent(f"""
+        import json
+        from jax_deepgemm import _C
+        _C.configure({str(stub_dir)!r}, ["/nonexistent/libnvrtc.so.13"])
+        nvrtc = _C.runtime_info()["nvrtc"]["available"]
+        print(json.dumps([nvrtc, _C.compile_fp8_gemm(**{PROBLEM!r})["compiler"]]))
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    env["DG_JIT_CACHE_DIR"] = str(tmp_path / "jit_cache")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    nvrtc, compiler = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert compiler.startswith("NVRTC" if nvrtc else "NVCC")
 
 
 @pytest.mark.parametrize("nvcc", ["/nonexistent/bin/nvcc", "/bin/false", "no-such-nvcc-on-path"])

@@ -20,7 +20,29 @@ from pathlib import Path
 import pytest
 
 import jax_deepgemm
-from jax_deepgemm import _C
+
+
+def _import_extension():
+    """jax_deepgemm._C; when a source checkout on sys.path shadows the installed package (whose directory alone
+    holds the built extension), the installed extension file is loaded instead."""
+    try:
+        from jax_deepgemm import _C as ext  # noqa: PLC0415
+
+        return ext
+    except ImportError:
+        import importlib.metadata  # noqa: PLC0415
+        import importlib.util  # noqa: PLC0415
+
+        files = importlib.metadata.distribution("jax_deepgemm").files or []
+        (path,) = [f.locate() for f in files if f.name.startswith("_C.") and f.name.endswith(".so")]
+        spec = importlib.util.spec_from_file_location("jax_deepgemm._C", path)
+        ext = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ext)
+        sys.modules["jax_deepgemm._C"] = ext
+        return ext
+
+
+_C = _import_extension()
 
 REPO = Path(__file__).resolve().parent.parent
 # The kernel sources: the checkout's cuda/, or the copy installed into the package.
@@ -100,7 +122,9 @@ PROBLEM = dict(arch=ARCH, m=256, n=7168, k=2048, num_sms=132, a_e5m2=False, b_e5
 
 
 def compile_in_subprocess(include_dir: Path, env_overrides: dict[str, str], problems: list[dict]):
-    """Compiles `problems` in a fresh Python process; returns (list of results, stderr)."""
+    """Compiles `problems` in a fresh Python process; returns (list of results, stderr).
+
+    Subprocesses run outside the source tree, so that they import the installed package."""
     script = textwrap.dedent(f"""
         import json, sys
         from jax_deepgemm import _C
@@ -113,7 +137,8 @@ def compile_in_subprocess(include_dir: Path, env_overrides: dict[str, str], prob
     """)
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env.update(env_overrides)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=include_dir.parent)
     assert proc.returncode == 0, f"subprocess failed:\n{proc.stderr}"
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
@@ -186,7 +211,8 @@ def test_print_configs_once_per_shape(tmp_path):
               "_C.select_fp8_gemm_config(512, 7168, 2048, 132)\n")
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env["DG_PRINT_CONFIGS"] = "1"
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "fp8_gemm m=" in line]
     assert len(lines) == 2, proc.stderr
@@ -303,7 +329,7 @@ def test_concurrent_processes_share_one_entry(stub_dir, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env["DG_JIT_CACHE_DIR"] = str(cache)
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+                              stderr=subprocess.PIPE, text=True, cwd=tmp_path) for _ in range(4)]
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=600)
@@ -341,7 +367,8 @@ def test_auto_choice_falls_back_to_nvcc(stub_dir, tmp_path):
     """)
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env["DG_JIT_CACHE_DIR"] = str(tmp_path / "jit_cache")
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     nvrtc, compiler = json.loads(proc.stdout.strip().splitlines()[-1])
     assert compiler.startswith("NVRTC" if nvrtc else "NVCC")
@@ -451,7 +478,8 @@ def test_ffi_instantiate_decodes_attributes(stub_dir, tmp_path):
     """)
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env.update(DG_JIT_CACHE_DIR=str(tmp_path / "jit_cache"), DG_JIT_DEBUG="1", JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     # Instantiate ran with the attributes above and compiled the kernel they describe ...
     assert "jdg_fp8_gemm_n384_k256_" in proc.stderr and "_e4m3_e5m2_sr_f32_c2" in proc.stderr, proc.stderr

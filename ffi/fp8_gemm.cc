@@ -64,7 +64,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
 Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
   validate(p);
   Fp8GemmBuild out;
-  out.config = select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms);
+  out.config = select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row);
   out.result = jit::build(fp8_gemm_kernel_name(p, out.config), fp8_gemm_source(p, out.config), p.arch);
   return out;
 }

@@ -18,7 +18,9 @@ struct Fp8GemmConfig {
 
 // The configuration of the dense FP8 GEMM for D[m, n] = A[m, k] B[n, k]^T on `num_sms` SMs. See heuristics.cc for
 // the model. Prints the choice once per (m, n, k, num_sms) when DG_PRINT_CONFIGS is set.
-// Throws std::invalid_argument for n < 1, k < 1, m < 0 or num_sms < 1.
-Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms);
+// `b_scale_per_row` (1x128 B scales, read per column) lowers the BLOCK_N cap. Throws std::invalid_argument for n < 1,
+// k < 1, m < 0 or num_sms < 1.
+Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
+                                     bool b_scale_per_row = false);
 
 }  // namespace jdg

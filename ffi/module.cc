@@ -133,10 +133,11 @@ NB_MODULE(_C, m) {
 
   m.def(
       "select_fp8_gemm_config",
-      [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms) {
-        return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms")));
+      [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row) {
+        return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms"), b_scale_per_row));
       },
-      "m"_a, "n"_a, "k"_a, "num_sms"_a, "The FP8 GEMM configuration the heuristic picks (no compilation).");
+      "m"_a, "n"_a, "k"_a, "num_sms"_a, "b_scale_per_row"_a = false,
+      "The FP8 GEMM configuration the heuristic picks (no compilation).");
 
   m.def(
       "runtime_info",

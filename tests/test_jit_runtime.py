@@ -195,6 +195,12 @@ def test_heuristic(m, n, k, num_sms):
             assert -(-other // num_sms) >= c["waves"]
 
 
+def test_heuristic_per_row_scale_cap():
+    # Per-row (1x128) B scales cost the kernel registers: BLOCK_N stays at or below 176.
+    assert _C.select_fp8_gemm_config(4096, 768, 1024, 4)["block_n"] == 192
+    assert _C.select_fp8_gemm_config(4096, 768, 1024, 4, b_scale_per_row=True)["block_n"] <= 176
+
+
 def test_heuristic_examples():
     # M=256, N=7168 on 132 SMs: BLOCK_N=112 makes 2 x 64 = 128 tiles in one wave (BLOCK_N=128 would need 112 SMs,
     # any smaller BLOCK_N two waves).

@@ -43,6 +43,7 @@ Loaded load() {
   resolve(lib, "cuFuncSetAttribute", a.cuFuncSetAttribute, e);
   resolve(lib, "cuFuncGetAttribute", a.cuFuncGetAttribute, e);
   resolve(lib, "cuLaunchKernel", a.cuLaunchKernel, e);
+  resolve(lib, "cuMemsetD8Async", a.cuMemsetD8Async, e);
   resolve(lib, "cuTensorMapEncodeTiled", a.cuTensorMapEncodeTiled, e);
   if (!e.empty()) {
     e += " (the driver is too old: CUDA 12 or newer is needed)";

@@ -54,6 +54,7 @@ struct DriverApi {
   CUresult (*cuLaunchKernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
                              unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,
                              void** params, void** extra);
+  CUresult (*cuMemsetD8Async)(void* dst, unsigned char value, std::size_t count, CUstream stream);
   CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, cuuint32_t rank, void* global_address,
                                      const cuuint64_t* global_dim, const cuuint64_t* global_strides,
                                      const cuuint32_t* box_dim, const cuuint32_t* element_strides, int interleave,

@@ -8,6 +8,8 @@
 //   DG_JIT_PTXAS_VERBOSE           ask ptxas for register/spill statistics and print the compiler log
 //   DG_JIT_PRINT_COMPILER_COMMAND  print every compiler command line
 //   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
+//   DG_POISON_OUTPUTS              (tests) fill every kernel output with NaN bytes before the launch, so that an
+//                                  element the kernel fails to write cannot pass; read when a program is compiled
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -30,5 +32,6 @@ bool jit_debug();                     // DG_JIT_DEBUG
 bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
+bool poison_outputs();                // DG_POISON_OUTPUTS
 
 }  // namespace jdg::env

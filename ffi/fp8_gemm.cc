@@ -86,6 +86,7 @@ struct Fp8GemmState {
   Fp8GemmProblem problem;
   Fp8GemmConfig config;
   std::shared_ptr<const jit::CompiledKernel> kernel;
+  bool poison_outputs = false;  // DG_POISON_OUTPUTS, read once at instantiate
   std::array<std::atomic<const jit::LoadedKernel*>, kMaxDevices> devices;
 
   Fp8GemmState() {
@@ -188,6 +189,7 @@ ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(std::int64_t m, std::int
     Fp8GemmBuild built = build_fp8_gemm(p);
     state->config = built.config;
     state->kernel = built.result.kernel;
+    state->poison_outputs = env::poison_outputs();
   } catch (const std::exception& e) {
     return ffi::Error::Internal(std::string("jdg_fp8_gemm: ") + e.what());
   }
@@ -234,6 +236,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (!loaded.has_value()) return loaded.error();
   const cu::DriverApi& driver = cu::driver();  // loaded by ensure_loaded
 
+  cu::CUresult r = cu::CUDA_SUCCESS;
   TmaDescriptor map_a, map_b;
   if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), p.m, p.k, cfg.block_m); e.failure())
     return e;
@@ -245,8 +248,12 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   args.c = c.has_value() ? c->untyped_data() : nullptr;
   args.d = d->untyped_data();
   args.m = static_cast<int>(p.m);
+  if (state->poison_outputs) {
+    r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
+    if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
+  }
   void* params[] = {&map_a, &map_b, &args};
-  cu::CUresult r = driver.cuLaunchKernel((*loaded)->function, cfg.grid, 1, 1, cfg.num_threads, 1, 1, cfg.smem_bytes,
+  r = driver.cuLaunchKernel((*loaded)->function, cfg.grid, 1, 1, cfg.num_threads, 1, 1, cfg.smem_bytes,
                                          stream, params, nullptr);
   if (r != cu::CUDA_SUCCESS)
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -280,6 +279,23 @@ struct NvccVersion {
   std::string full;         // the last line of `nvcc --version`
 };
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// "13.0" from nvcc's "... release 13.0, V13.0.88", or "" when absent. (Plain parsing, not std::regex: regex uses
+// locale facets, which crash when a different libstdc++ is already loaded into the process, as in some Python
+// environments.)
+std::string parse_release(const std::string& text) {
+  for (size_t at = text.find("release "); at != std::string::npos; at = text.find("release ", at + 1)) {
+    size_t i = at + 8, major_end = i;
+    while (major_end < text.size() && is_digit(text[major_end])) ++major_end;
+    if (major_end == i || major_end >= text.size() || text[major_end] != '.') continue;
+    size_t minor_end = major_end + 1;
+    while (minor_end < text.size() && is_digit(text[minor_end])) ++minor_end;
+    if (minor_end > major_end + 1) return text.substr(i, minor_end - i);
+  }
+  return "";
+}
+
 // `nvcc --version`, remembered per path once it succeeded. Throws std::runtime_error.
 NvccVersion nvcc_version(const std::string& path) {
   static std::mutex mutex;
@@ -291,14 +307,13 @@ NvccVersion nvcc_version(const std::string& path) {
   ProcessResult r = run_process({path, "--version"});
   if (r.spawn_error != 0)
     throw std::runtime_error("cannot run NVCC '" + path + "': " + files::errno_string(r.spawn_error));
-  std::smatch match;
-  static const std::regex release(R"(release (\d+)\.(\d+))");
-  if (r.exit_code != 0 || !std::regex_search(r.output, match, release))
+  std::string release = r.exit_code == 0 ? parse_release(r.output) : std::string();
+  if (release.empty())
     throw std::runtime_error(with_log("'" + path + " --version' did not report an NVCC release (exit code " +
                                           std::to_string(r.exit_code) + ")",
                                       r.output));
   NvccVersion v;
-  v.major_minor = match[1].str() + "." + match[2].str();
+  v.major_minor = release;
   std::string trimmed = r.output;
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
   v.full = trimmed.substr(trimmed.rfind('\n') == std::string::npos ? 0 : trimmed.rfind('\n') + 1);
@@ -421,8 +436,13 @@ ToolStatus nvcc_status() {
 }
 
 void check_arch(const std::string& arch) {
-  static const std::regex pattern(R"(sm_\d{2,3}[af]?)");
-  if (!std::regex_match(arch, pattern))
+  // sm_ followed by 2 or 3 digits and an optional 'a' or 'f' suffix.
+  size_t digits = 0;
+  while (3 + digits < arch.size() && is_digit(arch[3 + digits])) ++digits;
+  const size_t suffix = arch.size() - 3 - digits;
+  const bool valid = arch.rfind("sm_", 0) == 0 && digits >= 2 && digits <= 3 &&
+                     (suffix == 0 || (suffix == 1 && (arch.back() == 'a' || arch.back() == 'f')));
+  if (!valid)
     throw std::invalid_argument("invalid GPU architecture '" + arch + "' (expected e.g. 'sm_90a')");
 }
 

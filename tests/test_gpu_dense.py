@@ -1,0 +1,128 @@
+"""The dense FP8 kernel on an sm_90 GPU against the float64 oracle: a sweep of shapes (tiny, odd, DeepSeek-V3),
+every option, output poisoned with NaN before each launch (DG_POISON_OUTPUTS), under jit, twice in a row (kernel
+cache), inside lax.scan (command buffers), and through fp8_dot's FP8 backward.
+
+Skipped, saying why, unless an sm_90 GPU is present.
+"""
+
+import os
+
+os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from conftest import BF16, E5M2, F32, UE8M0, assert_matches, cosine, q_lhs, q_rhs, randn, seed_of  # noqa: E402
+
+import jax_deepgemm as dg  # noqa: E402
+import oracle  # noqa: E402
+from jax_deepgemm import runtime  # noqa: E402
+
+_SM90 = [d for d in runtime.cuda_devices() if runtime.is_sm90(d)]
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")]
+
+SHAPES = [  # (M, N, K): tiny, odd, and DeepSeek-V3's dense shapes
+    (1, 16, 16), (1, 2112, 7168), (3, 130, 200), (7, 131, 129), (64, 2112, 7168), (128, 24576, 1536),
+    (128, 7168, 16384), (130, 150, 200), (257, 4096, 7168), (1000, 7168, 2048), (4096, 2112, 7168),
+    (4096, 7168, 2048), (4096, 32768, 512),
+]
+
+
+def _operands(m, n, k, per_row=False, ue8m0=False):
+    x = randn(seed_of("x", m, n, k), (m, k))
+    w = randn(seed_of("w", m, n, k), (n, k))
+    a = q_lhs(x, ue8m0=ue8m0, scale_dtype=UE8M0 if ue8m0 else None)
+    b = (q_lhs if per_row else q_rhs)(w, ue8m0=ue8m0, scale_dtype=UE8M0 if ue8m0 else None)
+    return a, b
+
+
+def _expected(a, b, c=None):
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    return oracle.gemm(a64, b64, c), oracle.gemm_bound(a64, b64, c)
+
+
+def _program_uses_kernel(fn, *args) -> bool:
+    return "jdg_fp8_gemm" in jax.jit(fn).lower(*args).as_text()
+
+
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_dense_sweep(m, n, k):
+    a, b = _operands(m, n, k)
+    fn = jax.jit(dg.fp8_gemm_nt)
+    assert _program_uses_kernel(dg.fp8_gemm_nt, a, b)
+    expected, bound = _expected(a, b)
+    out = fn(a, b)
+    assert_matches(out, expected, bound, BF16)
+    again = fn(a, b)  # second call: the executable and the loaded kernel are reused
+    np.testing.assert_array_equal(np.asarray(again.astype(F32)), np.asarray(out.astype(F32)))
+
+
+@pytest.mark.parametrize("out_dtype", [BF16, F32])
+@pytest.mark.parametrize("c_dtype", [None, BF16, F32])
+@pytest.mark.parametrize("per_row", [False, True])
+def test_dense_options(out_dtype, c_dtype, per_row):
+    m, n, k = 300, 520, 1000
+    a, b = _operands(m, n, k, per_row=per_row)
+    c = None if c_dtype is None else randn(seed_of("c", m, n), (m, n), c_dtype)
+    expected, bound = _expected(a, b, c)
+    out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c)
+    assert_matches(out, expected, bound, out_dtype)
+
+
+def test_dense_ue8m0_and_e5m2():
+    m, n, k = 200, 384, 768
+    a, b = _operands(m, n, k, ue8m0=True)
+    expected, bound = _expected(a, b)
+    assert_matches(jax.jit(dg.fp8_gemm_nt)(a, b), expected, bound, BF16)
+    a5, b5 = (a[0].astype(F32).astype(E5M2), a[1]), (b[0].astype(F32).astype(E5M2), b[1])
+    expected, bound = _expected(a5, b5)
+    assert_matches(jax.jit(dg.fp8_gemm_nt)(a5, b5), expected, bound, BF16)
+
+
+@pytest.mark.parametrize("layout", ["nn", "tn", "tt"])
+def test_dense_layouts(layout):
+    m, n, k = 256, 448, 640
+    a, b = _operands(m, n, k)
+    expected, bound = _expected(a, b)
+    a_data = a[0].T if layout[0] == "t" else a[0]
+    b_data = b[0] if layout[1] == "t" else b[0].T
+    fn = getattr(dg, f"fp8_gemm_{layout}")
+    assert_matches(jax.jit(fn)((a_data, a[1]), (b_data, b[1])), expected, bound, BF16)
+
+
+def test_dense_inside_scan():
+    """Several launches inside one jitted lax.scan: XLA may capture them in a command buffer (CUDA graph)."""
+    steps, m, n, k = 6, 192, 640, 512
+    xs = randn(seed_of("scan"), (steps, m, k))
+    a_steps = jax.vmap(dg.per_token_cast_to_fp8)(xs)
+    b = q_rhs(randn(seed_of("scan-w"), (n, k)))
+
+    @jax.jit
+    def run(a_steps, b):
+        def body(carry, a):
+            d = dg.fp8_gemm_nt(a, b, out_dtype=F32)
+            return carry + d.sum(), d
+        return jax.lax.scan(body, jnp.zeros((), F32), a_steps)
+
+    total, outs = run(a_steps, b)
+    for i in range(steps):
+        expected, bound = _expected((a_steps[0][i], a_steps[1][i]), b)
+        assert_matches(outs[i], expected, bound, F32)
+    np.testing.assert_allclose(float(total), float(np.sum(np.asarray(outs, np.float64))), rtol=1e-4)
+
+
+def test_fp8_dot_gradients_on_gpu():
+    x = randn(seed_of("dot-x"), (512, 1024), BF16, spread=False)
+    w = randn(seed_of("dot-w"), (1024, 768), BF16, spread=False) / 32
+
+    def loss(dot, x, w):
+        return jnp.mean(jnp.square(dot(x, w).astype(F32)))
+
+    grads = jax.jit(jax.grad(lambda x, w: loss(dg.fp8_dot, x, w), argnums=(0, 1)))(x, w)
+    x32, w32 = x.astype(F32), w.astype(F32)
+    with jax.default_matmul_precision("highest"):
+        ref = jax.grad(lambda x, w: loss(jnp.dot, x, w), argnums=(0, 1))(x32, w32)
+    for got, want in zip(grads, ref):
+        assert cosine(got, want) > 0.995

@@ -1,4 +1,4 @@
-"""Command line: `python -m jax_deepgemm {demo,info,warmup}`."""
+"""Command line: `python -m jax_deepgemm {demo,info,warmup,bench}`."""
 
 from __future__ import annotations
 
@@ -79,11 +79,19 @@ def main(argv=None) -> int:
     warm.add_argument("--num-sms", type=int, default=None, help="SM count to plan for (default: the GPU's, or 132)")
     warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape")
     warm.add_argument("--with-f32", action="store_true", help="also the f32-output kernels (weight gradients)")
+    bench = sub.add_parser("bench", help="kernel time and TFLOPS vs the JAX baselines (sm_90 GPU); writes JSON")
+    bench.add_argument("--iters", type=int, default=30, help="timed calls per case (median; >= 20)")
+    bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
+    bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import main as demo_main
 
         return demo_main()
+    if args.command == "bench":
+        from .bench import main as bench_main
+
+        return bench_main(args)
     return {"info": _info, "warmup": _warmup}[args.command](args)
 
 

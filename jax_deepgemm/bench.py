@@ -1,0 +1,184 @@
+"""`python -m jax_deepgemm bench`: kernel time of the FP8 GEMMs and of the same-run JAX baselines on the GPU.
+
+Timing (GPU.md's rules): every timed call is preceded by an L2 flush (a 512 MiB write, far over the 50-60 MB L2);
+the calls run under `jax.profiler` and the device's own kernel durations are read back from the trace
+(`jax.profiler.ProfileData`): for each call, the kernels that ran inside its XLA module's window on the device.
+`kernel_us` is our kernel alone (the `jdg_*` CUDA kernel), the baselines count every kernel of their program
+(the dequantize-then-dot path is two or three kernels; that is the status quo it stands for). Median of `iters`
+calls after warm-up. `jit_us` is what a user sees: wall time per call of the jitted op, back to back.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .gemm import fp8_gemm_nt
+from .quantization import dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
+
+# DeepGEMM's dense table (M x (N, K)) and a few of our own: decode-size M, a prefill M and a non-aligned shape.
+DENSE_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+DENSE_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in DENSE_NK] + [
+    (1, 7168, 2048), (256, 7168, 2048), (2048, 2112, 7168), (4096, 7000, 7000)]
+_FLUSH_BYTES = 512 << 20
+
+
+def _kernel_events(xspace_path: str):
+    """(modules, kernels): the device's XLA-module windows and kernel events as (name, start_ns, end_ns)."""
+    from jax.profiler import ProfileData
+
+    data = ProfileData.from_file(xspace_path)
+    modules, kernels, lines_seen = [], [], set()
+    for plane in data.planes:
+        if not plane.name.startswith("/device:GPU"):
+            continue
+        for line in plane.lines:
+            lines_seen.add(line.name)
+            events = [(e.name, e.start_ns, e.end_ns) for e in line.events]
+            if line.name == "XLA Modules":
+                modules += events
+            elif line.name.startswith("Stream"):
+                kernels += events
+    if not modules or not kernels:
+        raise RuntimeError(f"the trace has no GPU module or kernel events (device lines: {sorted(lines_seen)})")
+    return modules, kernels
+
+
+def profile(fn, args, *, iters: int, kernel_prefix: str | None, tag: str) -> dict:
+    """Median device time per call of the jitted `fn` (named `tag`), each call after an L2 flush."""
+    flush_buf = jnp.zeros((_FLUSH_BYTES // 4,), jnp.float32)
+    flush = jax.jit(lambda b: b + 1.0)
+
+    def named(*a):
+        return fn(*a)
+
+    named.__name__ = named.__qualname__ = tag  # the XLA module is "jit_<tag>": how its calls are found in the trace
+    jitted = jax.jit(named)
+    for _ in range(3):  # compile and warm up
+        jax.block_until_ready(jitted(*args))
+    with tempfile.TemporaryDirectory() as trace_dir:
+        jax.profiler.start_trace(trace_dir)
+        for _ in range(iters):
+            flush_buf = flush(flush_buf)
+            jax.block_until_ready(jitted(*args))
+        jax.profiler.stop_trace()
+        (path,) = glob.glob(os.path.join(trace_dir, "**", "*.xplane.pb"), recursive=True)
+        modules, kernels = _kernel_events(path)
+    per_call = []
+    for name, start, end in modules:
+        if tag not in name:
+            continue
+        inside = [(k, s, e) for k, s, e in kernels if s >= start and e <= end]
+        if kernel_prefix is not None:
+            inside = [(k, s, e) for k, s, e in inside if k.startswith(kernel_prefix)]
+        if inside:
+            per_call.append(sum(e - s for _, s, e in inside) / 1e3)
+    if len(per_call) < iters // 2:
+        raise RuntimeError(f"{tag}: found {len(per_call)} of {iters} calls in the trace")
+    start = time.perf_counter()
+    for _ in range(iters):
+        out = jitted(*args)
+    jax.block_until_ready(out)
+    wall_us = (time.perf_counter() - start) / iters * 1e6
+    return {"us": float(np.median(per_call)), "wall_us": wall_us, "samples": len(per_call)}
+
+
+def _per_tensor_fp8_dot(x, w):
+    """XLA's own FP8 GEMM (cuBLASLt) with per-tensor scales, the best JAX has without block scaling."""
+    sx = jnp.max(jnp.abs(x)).astype(jnp.float32) / 448
+    sw = jnp.max(jnp.abs(w)).astype(jnp.float32) / 448
+    x8 = (x / sx).astype(jnp.float8_e4m3fn)
+    w8 = (w / sw).astype(jnp.float8_e4m3fn)
+    return x8, sx, w8, sw
+
+
+def dense_row(m: int, n: int, k: int, iters: int) -> dict:
+    kx, kw = jax.random.split(jax.random.key(m * 7 + n * 3 + k))
+    x = jax.random.normal(kx, (m, k), jnp.bfloat16)
+    w = jax.random.normal(kw, (n, k), jnp.bfloat16)
+    a, b = jax.jit(per_token_cast_to_fp8)(x), jax.jit(per_block_cast_to_fp8)(w)
+    x8, sx, w8, sw = jax.jit(_per_tensor_fp8_dot)(x, w)
+    dims = (((1,), (1,)), ((), ()))
+
+    def xla_fp8(x8, sx, w8, sw):
+        d = jax.lax.dot_general(x8, w8, dims, preferred_element_type=jnp.float32)
+        return (d * (sx * sw)).astype(jnp.bfloat16)
+
+    def xla_bf16(x, w):
+        return jax.lax.dot_general(x, w, dims, preferred_element_type=jnp.bfloat16)
+
+    def dequant_bf16(a, b):
+        return xla_bf16(dequantize(a).astype(jnp.bfloat16), dequantize(b).astype(jnp.bfloat16))
+
+    ours = profile(fp8_gemm_nt, (a, b), iters=iters, kernel_prefix="jdg_", tag="bench_fp8_gemm_nt")
+    flops = 2.0 * m * n * k
+    bytes_moved = m * k + n * k + 2 * m * n + 4 * (a[1].size + b[1].size)
+    return {
+        "op": "fp8_gemm_nt", "shape": [m, n, k],
+        "kernel_us": round(ours["us"], 2), "tflops": round(flops / ours["us"] / 1e6, 1),
+        "gbs": round(bytes_moved / ours["us"] / 1e3, 1), "jit_us": round(ours["wall_us"], 2),
+        "baselines": {
+            "xla_fp8_per_tensor_us": round(profile(xla_fp8, (x8, sx, w8, sw), iters=iters, kernel_prefix=None,
+                                                   tag="bench_xla_fp8")["us"], 2),
+            "xla_bf16_us": round(profile(xla_bf16, (x, w), iters=iters, kernel_prefix=None,
+                                         tag="bench_xla_bf16")["us"], 2),
+            "dequant_bf16_us": round(profile(dequant_bf16, (a, b), iters=iters, kernel_prefix=None,
+                                             tag="bench_dequant_bf16")["us"], 2),
+        },
+    }
+
+
+def _gpu_name() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                              text=True, check=True).stdout.splitlines()[0].strip()
+    except (OSError, subprocess.CalledProcessError, IndexError):
+        return jax.devices()[0].device_kind
+
+
+def _commit() -> str:
+    if os.environ.get("JDG_COMMIT"):
+        return os.environ["JDG_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(args) -> int:
+    from . import runtime
+
+    if not any(runtime.is_sm90(d) for d in runtime.cuda_devices()):
+        print("bench needs an sm_90 GPU (H100/H200): the kernels do not run here")
+        return 1
+    gpu = _gpu_name()
+    kind = "h200" if "H200" in gpu else "h100" if "H100" in gpu else gpu.lower().replace(" ", "_")
+    shapes = DENSE_SHAPES if not args.shape else [tuple(int(v) for v in s.split(",")) for s in args.shape]
+    rows = []
+    print(f"{gpu}: fp8_gemm_nt, kernel time (L2 flushed, median of {args.iters})")
+    print(f"{'M':>6} {'N':>6} {'K':>6} {'us':>9} {'TFLOPS':>7} {'GB/s':>7} {'jit us':>8} | {'fp8/t':>8} "
+          f"{'bf16':>8} {'deq+bf16':>8}")
+    for m, n, k in shapes:
+        row = dense_row(m, n, k, args.iters)
+        rows.append(row)
+        base = row["baselines"]
+        print(f"{m:>6} {n:>6} {k:>6} {row['kernel_us']:>9.1f} {row['tflops']:>7.0f} {row['gbs']:>7.0f} "
+              f"{row['jit_us']:>8.1f} | {base['xla_fp8_per_tensor_us']:>8.1f} {base['xla_bf16_us']:>8.1f} "
+              f"{base['dequant_bf16_us']:>8.1f}", flush=True)
+    result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "rows": rows}
+    out = args.output or os.path.join("benchmarks", "results", f"{kind}.json")
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"wrote {out}")
+    return 0

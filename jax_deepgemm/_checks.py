@@ -67,6 +67,11 @@ def scale(fn: str, name: str, s, expected: dict[str, tuple[int, ...]]) -> jax.Ar
 
 def index(fn: str, name: str, x, shape: tuple[int | None, ...]) -> jax.Array:
     """An integer array of the given shape (None: any size) as int32; non-integer dtypes are a TypeError."""
+    if not isinstance(x, (jax.Array, bool, int, float, complex)) and x is not None:
+        # Host data (NumPy, lists): clamp 64-bit values here, before jnp.asarray would keep only their low 32 bits.
+        host = np.asarray(x)
+        if np.issubdtype(host.dtype, np.integer):
+            x = _clamp_to_int32(np, host)
     x = _array(fn, name, x)
     if not jnp.issubdtype(x.dtype, jnp.integer):
         raise TypeError(f"{fn}: {name} must be an integer array (int32), got {x.dtype}")
@@ -74,10 +79,18 @@ def index(fn: str, name: str, x, shape: tuple[int | None, ...]) -> jax.Array:
         wanted = tuple("any" if e is None else e for e in shape)
         raise ValueError(f"{fn}: {name} has shape {tuple(x.shape)}; expected {wanted}")
     # Values are clamped to what fits in int32 (device data may hold anything; the ops define every value).
-    if jnp.iinfo(x.dtype).bits > 32 or x.dtype == jnp.uint32:
-        info = jnp.iinfo(jnp.int32)
-        x = jnp.clip(x, info.min, info.max)
-    return x.astype(jnp.int32)
+    return _clamp_to_int32(jnp, x).astype(jnp.int32)
+
+
+def _clamp_to_int32(xp, x):
+    """x (integer) with values clamped to int32's range; unsigned types only from above (a negative bound would
+    wrap around in their dtype)."""
+    info = np.iinfo(np.int32)
+    if x.dtype.itemsize < 4 or x.dtype == np.int32:
+        return x
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        return xp.minimum(x, xp.asarray(info.max, x.dtype))
+    return xp.clip(x, xp.asarray(info.min, x.dtype), xp.asarray(info.max, x.dtype))
 
 
 def c_operand(fn: str, c, shape: tuple[int, ...]):

@@ -67,6 +67,8 @@ def _sequential_batcher(prim: Primitive):
 
     def batcher(axis_data, args, dims, **params):
         del axis_data
+        if all(d is None for d in dims):  # JAX calls fancy batchers with no batched operand too (e.g. under grad)
+            return prim.bind(*args, **params), None
         batched = [jnp.moveaxis(x, d, 0) for x, d in zip(args, dims) if d is not None]
 
         def one(xs):

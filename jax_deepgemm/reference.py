@@ -18,6 +18,18 @@ from jax import lax
 from .quantization import BLOCK, ceil_div
 
 
+def _vma(aval) -> frozenset:
+    mat = getattr(aval, "mat", None)  # jax 0.11: aval.mat.varying; older releases: aval.vma
+    return frozenset(getattr(mat, "varying", None) or getattr(aval, "vma", None) or ())
+
+
+def _varying_like(x: jax.Array, *refs: jax.Array) -> jax.Array:
+    """x made varying over the manual mesh axes the refs vary over (inside shard_map a scan carry must have the
+    type of the body's output, which varies over the axes its operands vary over)."""
+    vma = frozenset().union(*(_vma(jax.typeof(r)) for r in refs))
+    return lax.pcast(x, tuple(vma), to="varying") if vma else x
+
+
 def rhs_row_scales(b_scale: jax.Array, n: int) -> jax.Array:
     """[..., nb, kb] (128x128 blocks) or [..., N, kb] (per row) -> per-row scales [..., N, kb]."""
     if b_scale.shape[-2] == n:  # per row (when N == 1 the two layouts coincide)
@@ -52,7 +64,8 @@ def promoted_dot(a, a_scale, b, b_scale) -> jax.Array:
     def step(acc, xs):
         return acc + _scaled_partial(xs), None
 
-    acc, _ = lax.scan(step, jnp.zeros((m, n), jnp.float32), _block_partials_xs(a, a_scale, b, b_scale))
+    init = _varying_like(jnp.zeros((m, n), jnp.float32), a, a_scale, b, b_scale)
+    acc, _ = lax.scan(step, init, _block_partials_xs(a, a_scale, b, b_scale))
     return acc
 
 
@@ -71,7 +84,8 @@ def _rows_by_expert(a, a_scale, b, b_scale, row_group, out_dtype):
         d_g = promoted_dot(a, a_scale, b[g], b_scale[g])
         return jnp.where((row_group == g)[:, None], d_g, acc), None
 
-    d, _ = lax.scan(step, jnp.zeros((m, n), jnp.float32), jnp.arange(b.shape[0]))
+    init = _varying_like(jnp.zeros((m, n), jnp.float32), a, a_scale, b, b_scale, row_group)
+    d, _ = lax.scan(step, init, jnp.arange(b.shape[0]))
     return d.astype(out_dtype)
 
 
@@ -119,5 +133,6 @@ def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None
     init = jnp.zeros((g_count, a.shape[0], b.shape[0]), jnp.float32)
     if c is not None:
         init = c.astype(jnp.float32)
+    init = _varying_like(init, a, a_scale, b, b_scale, group_sizes)
     d, _ = lax.scan(step, init, (block_group, _block_partials_xs(a, a_scale, b, b_scale)))
     return d

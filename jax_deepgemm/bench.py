@@ -2,7 +2,7 @@
 
 Timing (GPU.md's rules): every timed call is preceded by an L2 flush (a 512 MiB write, far over the 50-60 MB L2);
 the calls run under `jax.profiler` and the device's own kernel durations are read back from the trace
-(`jax.profiler.ProfileData`): for each call, the kernels that ran inside its XLA module's window on the device.
+(`jax.profiler.ProfileData`): for each call, the kernels that ran between its flush and the next.
 `kernel_us` is our kernel alone (the `jdg_*` CUDA kernel), the baselines count every kernel of their program
 (the dequantize-then-dot path is two or three kernels; that is the status quo it stands for). Median of `iters`
 calls after warm-up. `jit_us` is what a user sees: wall time per call of the jitted op, back to back.
@@ -32,58 +32,61 @@ DENSE_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in DENSE_NK] + [
 _FLUSH_BYTES = 512 << 20
 
 
-def _kernel_events(xspace_path: str):
-    """(modules, kernels): the device's XLA-module windows and kernel events as (name, start_ns, end_ns)."""
+def _trace_kernels(run) -> list[tuple[str, int, int]]:
+    """Runs `run()` under the profiler; returns the GPU kernel events (name, start_ns, end_ns) in start order."""
     from jax.profiler import ProfileData
 
-    data = ProfileData.from_file(xspace_path)
-    modules, kernels, lines_seen = [], [], set()
-    for plane in data.planes:
-        if not plane.name.startswith("/device:GPU"):
-            continue
-        for line in plane.lines:
-            lines_seen.add(line.name)
-            events = [(e.name, e.start_ns, e.end_ns) for e in line.events]
-            if line.name == "XLA Modules":
-                modules += events
-            elif line.name.startswith("Stream"):
-                kernels += events
-    if not modules or not kernels:
-        raise RuntimeError(f"the trace has no GPU module or kernel events (device lines: {sorted(lines_seen)})")
-    return modules, kernels
-
-
-def profile(fn, args, *, iters: int, kernel_prefix: str | None, tag: str) -> dict:
-    """Median device time per call of the jitted `fn` (named `tag`), each call after an L2 flush."""
-    flush_buf = jnp.zeros((_FLUSH_BYTES // 4,), jnp.float32)
-    flush = jax.jit(lambda b: b + 1.0)
-
-    def named(*a):
-        return fn(*a)
-
-    named.__name__ = named.__qualname__ = tag  # the XLA module is "jit_<tag>": how its calls are found in the trace
-    jitted = jax.jit(named)
-    for _ in range(3):  # compile and warm up
-        jax.block_until_ready(jitted(*args))
     with tempfile.TemporaryDirectory() as trace_dir:
         jax.profiler.start_trace(trace_dir)
-        for _ in range(iters):
-            flush_buf = flush(flush_buf)
-            jax.block_until_ready(jitted(*args))
+        run()
         jax.profiler.stop_trace()
         (path,) = glob.glob(os.path.join(trace_dir, "**", "*.xplane.pb"), recursive=True)
-        modules, kernels = _kernel_events(path)
-    per_call = []
-    for name, start, end in modules:
-        if tag not in name:
-            continue
-        inside = [(k, s, e) for k, s, e in kernels if s >= start and e <= end]
-        if kernel_prefix is not None:
-            inside = [(k, s, e) for k, s, e in inside if k.startswith(kernel_prefix)]
-        if inside:
-            per_call.append(sum(e - s for _, s, e in inside) / 1e3)
+        data = ProfileData.from_file(path)
+    kernels = []
+    for plane in data.planes:
+        if plane.name.startswith("/device:GPU"):
+            for line in plane.lines:
+                if line.name.startswith("Stream"):
+                    kernels += [(e.name, e.start_ns, e.end_ns) for e in line.events]
+    if not kernels:
+        raise RuntimeError("the profiler trace holds no GPU kernel events")
+    return sorted(kernels, key=lambda e: e[1])
+
+
+def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
+    """Median device time per call of the jitted `fn`, each call after an L2 flush.
+
+    The trace is split at the flush kernels (whose names a flush-only trace tells): the kernels between two
+    flushes are one call's."""
+    flush = jax.jit(lambda b: b + 1.0)
+    buf = [jnp.zeros((_FLUSH_BYTES // 4,), jnp.float32)]
+    jitted = jax.jit(fn)
+    for _ in range(3):  # compile and warm up
+        jax.block_until_ready((jitted(*args), flush(buf[0])))
+
+    def flush_once():
+        buf[0] = flush(buf[0])
+        jax.block_until_ready(buf[0])
+
+    flush_names = {name for name, _, _ in _trace_kernels(flush_once)}
+
+    def calls():
+        for _ in range(iters):
+            flush_once()
+            jax.block_until_ready(jitted(*args))
+
+    per_call, current = [], None
+    for name, start, end in _trace_kernels(calls):
+        if name in flush_names:
+            if current:
+                per_call.append(current)
+            current = 0.0
+        elif current is not None and (kernel_prefix is None or name.startswith(kernel_prefix)):
+            current += (end - start) / 1e3
+    if current:
+        per_call.append(current)
     if len(per_call) < iters // 2:
-        raise RuntimeError(f"{tag}: found {len(per_call)} of {iters} calls in the trace")
+        raise RuntimeError(f"found {len(per_call)} of {iters} calls in the trace")
     start = time.perf_counter()
     for _ in range(iters):
         out = jitted(*args)
@@ -119,21 +122,17 @@ def dense_row(m: int, n: int, k: int, iters: int) -> dict:
     def dequant_bf16(a, b):
         return xla_bf16(dequantize(a).astype(jnp.bfloat16), dequantize(b).astype(jnp.bfloat16))
 
-    ours = profile(fp8_gemm_nt, (a, b), iters=iters, kernel_prefix="jdg_", tag="bench_fp8_gemm_nt")
+    ours = profile(fp8_gemm_nt, (a, b), iters=iters, kernel_prefix="jdg_")
     flops = 2.0 * m * n * k
     bytes_moved = m * k + n * k + 2 * m * n + 4 * (a[1].size + b[1].size)
     return {
         "op": "fp8_gemm_nt", "shape": [m, n, k],
         "kernel_us": round(ours["us"], 2), "tflops": round(flops / ours["us"] / 1e6, 1),
         "gbs": round(bytes_moved / ours["us"] / 1e3, 1), "jit_us": round(ours["wall_us"], 2),
-        "baselines": {
-            "xla_fp8_per_tensor_us": round(profile(xla_fp8, (x8, sx, w8, sw), iters=iters, kernel_prefix=None,
-                                                   tag="bench_xla_fp8")["us"], 2),
-            "xla_bf16_us": round(profile(xla_bf16, (x, w), iters=iters, kernel_prefix=None,
-                                         tag="bench_xla_bf16")["us"], 2),
-            "dequant_bf16_us": round(profile(dequant_bf16, (a, b), iters=iters, kernel_prefix=None,
-                                             tag="bench_dequant_bf16")["us"], 2),
-        },
+        "baselines": {name: round(profile(fn, fn_args, iters=iters, kernel_prefix=None)["us"], 2)
+                      for name, fn, fn_args in (("xla_fp8_per_tensor_us", xla_fp8, (x8, sx, w8, sw)),
+                                                ("xla_bf16_us", xla_bf16, (x, w)),
+                                                ("dequant_bf16_us", dequant_bf16, (a, b)))},
     }
 
 

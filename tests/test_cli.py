@@ -1,0 +1,83 @@
+"""The command line, run as a subprocess: `python -m jax_deepgemm info | demo | warmup`."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from jax_deepgemm import __version__, runtime
+
+NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
+
+
+def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run([sys.executable, "-m", "jax_deepgemm", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_info():
+    r = run_cli("info")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert f"jax_deepgemm {__version__}" in out
+    assert re.search(r"^python 3\.\d+.*, jax \d+\.\d+", out, re.M)
+    assert re.search(r"^device 0: \w+", out, re.M)
+    assert re.search(r"^extension: (loaded|unavailable: .+)", out, re.M)
+    assert re.search(r"^kernels: (available|not used \(.+\))", out, re.M)
+    if not runtime.cuda_devices():
+        assert "kernels: not used (no CUDA GPU" in out
+
+
+def test_demo_prints_accuracy_and_timings():
+    r = run_cli("demo")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = r.stdout
+    assert "FP8 MoE layer demo" in out
+    assert re.search(r"tokens=\d+ hidden=\d+ intermediate=\d+ experts=\d+ top_k=\d+", out)
+    # accuracy: one row per compared quantity, fp8 then bf16 calc_diff against float32
+    assert "accuracy" in out
+    rows = dict((m.group(1), (float(m.group(2)), float(m.group(3))))
+                for m in re.finditer(rf"^\s+(output|grad_\w+)\s+{NUMBER}\s+{NUMBER}\s*$", out, re.M))
+    assert set(rows) == {"output", "grad_x", "grad_gate_up", "grad_down", "grad_out"}, out
+    for name, (fp8, bf16) in rows.items():
+        # FP8 error is real (not a silent float path) but small; bf16 is far more accurate
+        assert 0 < fp8 < 2e-2, (name, fp8)
+        assert 0 <= bf16 < 1e-3, (name, bf16)
+        assert bf16 < fp8, (name, fp8, bf16)
+    # timings: forward and forward+backward for both paths, positive milliseconds
+    assert "timings" in out
+    timings = re.findall(rf"^\s+(fp8|bf16)\s+forward\s+{NUMBER}\s+forward\+backward\s+{NUMBER}\s*$", out, re.M)
+    assert {t[0] for t in timings} == {"fp8", "bf16"}, out
+    for _, fwd, fwd_bwd in timings:
+        assert float(fwd) > 0 and float(fwd_bwd) > 0
+
+
+def test_warmup_without_work_or_extension():
+    r = run_cli("warmup")
+    if runtime.extension() is None:
+        assert r.returncode == 1
+        assert "warmup needs the compiled extension" in r.stderr
+    else:
+        assert r.returncode == 2
+        assert "nothing to compile" in r.stderr
+
+
+@pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many")])
+def test_bad_usage_exits_2(args):
+    r = run_cli(*args, timeout=60)
+    assert r.returncode == 2
+    assert "usage:" in r.stderr
+
+
+def test_help():
+    r = run_cli("--help", timeout=60)
+    assert r.returncode == 0
+    for command in ("demo", "info", "warmup"):
+        assert command in r.stdout

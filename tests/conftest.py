@@ -7,8 +7,6 @@ Test modules import these directly (`from conftest import ...`); pytest puts tes
 from __future__ import annotations
 
 import functools
-import os
-import sys
 import zlib
 
 import jax
@@ -16,10 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-if REPO not in sys.path:  # the suite runs from a source checkout as well as against an installed package
-    sys.path.insert(0, REPO)
-
+# The suite tests the installed package (`./dev.sh test` installs it; `pip install -e .` for development): the source
+# tree is deliberately not put on sys.path, where it would shadow the installed compiled extension.
 import jax_deepgemm as dg  # noqa: E402
 from jax_deepgemm import runtime  # noqa: E402
 

@@ -6,20 +6,20 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
-from conftest import REPO
 from jax_deepgemm import __version__, runtime
 
 NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
 
 
 def run_cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "jax_deepgemm", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    """The installed package's CLI, run from an empty directory (so no source tree can shadow it)."""
+    with tempfile.TemporaryDirectory() as cwd:
+        return subprocess.run([sys.executable, "-m", "jax_deepgemm", *args], cwd=cwd, env=dict(os.environ),
+                              capture_output=True, text=True, timeout=timeout)
 
 
 def test_info():

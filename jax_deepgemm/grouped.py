@@ -26,26 +26,27 @@ def _rhs_grouped(fn: str, b, k: int):
     return data, check.scale(fn, "b[1] (b scale)", scale, check.scale_shapes_rhs(n, k, lead=(g,)))
 
 
-def m_grouped_fp8_gemm_nt_contiguous(a, b, m_indices, *, out_dtype=jnp.bfloat16) -> jax.Array:
-    """d [M, N]: row m uses expert m_indices[m] (rows of one expert contiguous, runs aligned to
-    get_m_alignment_for_contiguous_layout()); a row whose id is -1 or outside [0, G) gets zeros."""
-    fn = "m_grouped_fp8_gemm_nt_contiguous"
+def _m_grouped(fn: str, family, a, b, groups, groups_name: str, groups_per_row: bool, out_dtype) -> jax.Array:
+    """The two M-grouped layouts over [M, K] activations: group data per row (contiguous) or per group (ragged)."""
     out_dtype = check.out_dtype(fn, out_dtype)
     a_data, a_scale = _lhs_2d(fn, a)
     b_data, b_scale = _rhs_grouped(fn, b, a_data.shape[1])
-    m_indices = check.index(fn, "m_indices", m_indices, (a_data.shape[0],))
-    return primitives.m_grouped_contiguous.bind(a_data, a_scale, b_data, b_scale, m_indices, out_dtype=out_dtype)
+    groups = check.index(fn, groups_name, groups, (a_data.shape[0] if groups_per_row else b_data.shape[0],))
+    return family.bind(a_data, a_scale, b_data, b_scale, groups, out_dtype=out_dtype)
+
+
+def m_grouped_fp8_gemm_nt_contiguous(a, b, m_indices, *, out_dtype=jnp.bfloat16) -> jax.Array:
+    """d [M, N]: row m uses expert m_indices[m] (rows of one expert contiguous, runs aligned to
+    get_m_alignment_for_contiguous_layout()); a row whose id is -1 or outside [0, G) gets zeros."""
+    return _m_grouped("m_grouped_fp8_gemm_nt_contiguous", primitives.m_grouped_contiguous, a, b, m_indices,
+                      "m_indices", True, out_dtype)
 
 
 def fp8_grouped_gemm_nt(a, b, group_sizes, *, out_dtype=jnp.bfloat16) -> jax.Array:
     """Ragged grouped GEMM, no alignment rules: group g owns the next group_sizes[g] rows, in order; rows past the
     last group get zeros; a negative size counts as 0 and a group reaching past row M is cut at M."""
-    fn = "fp8_grouped_gemm_nt"
-    out_dtype = check.out_dtype(fn, out_dtype)
-    a_data, a_scale = _lhs_2d(fn, a)
-    b_data, b_scale = _rhs_grouped(fn, b, a_data.shape[1])
-    group_sizes = check.index(fn, "group_sizes", group_sizes, (b_data.shape[0],))
-    return primitives.grouped_ragged.bind(a_data, a_scale, b_data, b_scale, group_sizes, out_dtype=out_dtype)
+    return _m_grouped("fp8_grouped_gemm_nt", primitives.grouped_ragged, a, b, group_sizes, "group_sizes", False,
+                      out_dtype)
 
 
 def m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m, *, out_dtype=jnp.bfloat16) -> jax.Array:

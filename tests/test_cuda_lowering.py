@@ -76,3 +76,36 @@ def test_disable_kernels_falls_back_to_the_reference(monkeypatch):
     a, b = _pairs(64, 64, 128)
     text = _lower_cuda(dg.fp8_gemm_nt, a, b)
     assert "jdg_fp8_gemm" not in text and "dot_general" in text
+
+
+class _FakeGpu:
+    compute_capability = "8.0"
+    device_kind = "NVIDIA A100"
+    core_count = 108
+
+
+def test_other_gpus_fall_back_with_one_warning(monkeypatch):
+    from jax_deepgemm import runtime
+
+    monkeypatch.setattr(runtime, "cuda_devices", lambda: [_FakeGpu()])
+    monkeypatch.setattr(runtime, "_warned_fallback", False)
+    a, b = _pairs(64, 112, 128)  # shapes no other test lowers: lowerings are cached per shape
+    with pytest.warns(RuntimeWarning, match="sm_90"):
+        text = _lower_cuda(dg.fp8_gemm_nt, a, b)
+    assert "jdg_fp8_gemm" not in text and "dot_general" in text
+    a, b = _pairs(64, 144, 128)  # a new shape: lowered again, and no second warning
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _lower_cuda(dg.fp8_gemm_nt, a, b)
+
+
+def test_strict_mode_makes_the_fallback_an_error(monkeypatch):
+    from jax_deepgemm import runtime
+
+    monkeypatch.setattr(runtime, "cuda_devices", lambda: [_FakeGpu()])
+    monkeypatch.setenv("JAX_DEEPGEMM_STRICT", "1")
+    a, b = _pairs(64, 176, 128)
+    with pytest.raises(Exception, match="JAX_DEEPGEMM_STRICT"):
+        _lower_cuda(dg.fp8_gemm_nt, a, b)

@@ -2,10 +2,12 @@
 
 #include <jax_deepgemm/fp8_gemm_abi.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -23,6 +25,28 @@ namespace jdg {
 // ---------------------------------------------------------------------------------------------------------------
 // Problem, name, source, build (no GPU).
 
+const char* grouping_name(Grouping g) {
+  switch (g) {
+    case Grouping::kDense: return "dense";
+    case Grouping::kContiguous: return "contiguous";
+    case Grouping::kRagged: return "ragged";
+    case Grouping::kMasked: return "masked";
+  }
+  return "?";
+}
+
+Grouping parse_grouping(const std::string& name) {
+  for (Grouping g : {Grouping::kDense, Grouping::kContiguous, Grouping::kRagged, Grouping::kMasked})
+    if (name == grouping_name(g)) return g;
+  throw std::invalid_argument("jdg_fp8_gemm: grouping must be \"dense\", \"contiguous\", \"ragged\" or \"masked\", "
+                              "got \"" + name + "\"");
+}
+
+namespace {
+bool grouped(const Fp8GemmProblem& p) { return p.grouping != Grouping::kDense; }
+int mode(const Fp8GemmProblem& p) { return static_cast<int>(p.grouping); }
+}  // namespace
+
 void validate(const Fp8GemmProblem& p) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("jdg_fp8_gemm: " + what); };
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
@@ -33,11 +57,29 @@ void validate(const Fp8GemmProblem& p) {
   if (p.num_sms < 1) fail("num_sms must be >= 1, got " + std::to_string(p.num_sms));
   if (p.c_kind < 0 || p.c_kind > 2) fail("c_kind must be 0 (no C), 1 (bf16) or 2 (f32), got " + std::to_string(p.c_kind));
   jit::check_arch(p.arch);
+  if (!grouped(p)) {
+    if (p.num_groups != 1) fail("a dense GEMM has num_groups 1, got " + std::to_string(p.num_groups));
+    return;
+  }
+  // Grouped: every row, column and tile index the kernel forms must fit in int32.
+  if (p.c_kind != 0) fail(std::string("the ") + grouping_name(p.grouping) + " grouped GEMM takes no C");
+  if (p.num_groups < 1 || p.num_groups > kIntMax)
+    fail("num_groups must be in [1, 2^31), got " + std::to_string(p.num_groups));
+  if (p.num_groups * p.n > kIntMax)
+    fail("num_groups * n must be < 2^31 (rows of the stacked B), got " + std::to_string(p.num_groups * p.n));
+  if (p.grouping == Grouping::kMasked && p.num_groups * p.m > kIntMax)
+    fail("num_groups * m must be < 2^31 (rows of the stacked A), got " + std::to_string(p.num_groups * p.m));
+  // The largest tile count any configuration can have (BLOCK_M 64, BLOCK_N 16).
+  if (fp8_gemm_max_tiles(mode(p), p.m, p.n, p.num_groups, 64, 16) > kIntMax)
+    fail("too many tiles (m=" + std::to_string(p.m) + ", n=" + std::to_string(p.n) + ", num_groups=" +
+         std::to_string(p.num_groups) + ")");
 }
 
 std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
   std::ostringstream s;
-  s << "jdg_fp8_gemm_n" << p.n << "_k" << p.k << "_bm" << c.block_m << "_bn" << c.block_n << "_s" << c.stages << "_"
+  s << "jdg_fp8_gemm_";
+  if (grouped(p)) s << grouping_name(p.grouping) << "_";
+  s << "n" << p.n << "_k" << p.k << "_bm" << c.block_m << "_bn" << c.block_n << "_s" << c.stages << "_"
     << (p.a_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_scale_per_row ? "sr" : "sb")
     << "_" << (p.out_f32 ? "f32" : "bf16") << "_c" << p.c_kind;
   return s.str();
@@ -56,15 +98,22 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
     << "#define JDG_B_E5M2 " << int(p.b_e5m2) << "\n"
     << "#define JDG_B_SCALE_PER_ROW " << int(p.b_scale_per_row) << "\n"
     << "#define JDG_OUT_F32 " << int(p.out_f32) << "\n"
-    << "#define JDG_C_KIND " << p.c_kind << "\n"
-    << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
+    << "#define JDG_C_KIND " << p.c_kind << "\n";
+  if (grouped(p)) s << "#define JDG_GROUPED_MODE " << mode(p) << "\n";
+  s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
 }
 
-Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
+Fp8GemmConfig select_config(const Fp8GemmProblem& p) {
   validate(p);
+  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row);
+  return select_grouped_fp8_gemm_config(mode(p), p.m, p.n, p.k, p.num_groups, p.expected_m, p.num_sms,
+                                        p.b_scale_per_row);
+}
+
+Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
   Fp8GemmBuild out;
-  out.config = select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row);
+  out.config = select_config(p);
   out.result = jit::build(fp8_gemm_kernel_name(p, out.config), fp8_gemm_source(p, out.config), p.arch);
   return out;
 }
@@ -115,14 +164,17 @@ std::string dims_string(ffi::AnyBuffer::Dimensions dims) {
 }
 
 // Checks dtype and shape of one operand; the message is built only on failure.
-ffi::Error check_buffer(const char* name, const ffi::AnyBuffer& buffer, ffi::DataType dtype, std::int64_t d0,
-                        std::int64_t d1) {
+ffi::Error check_buffer(const char* name, const ffi::AnyBuffer& buffer, ffi::DataType dtype,
+                        std::initializer_list<std::int64_t> shape) {
   ffi::AnyBuffer::Dimensions dims = buffer.dimensions();
-  if (buffer.element_type() == dtype && dims.size() == 2 && dims[0] == d0 && dims[1] == d1)
+  if (buffer.element_type() == dtype && dims.size() == shape.size() &&
+      std::equal(shape.begin(), shape.end(), dims.begin()))
     return ffi::Error::Success();
+  std::string expected = "[";
+  for (std::int64_t d : shape) expected += (expected.size() > 1 ? ", " : "") + std::to_string(d);
   return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: ") + name + " is " +
                                      dtype_name(buffer.element_type()) + dims_string(dims) + ", expected " +
-                                     dtype_name(dtype) + "[" + std::to_string(d0) + ", " + std::to_string(d1) + "]");
+                                     dtype_name(dtype) + expected + "]");
 }
 
 ffi::Error encode_operand_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, void* base,
@@ -163,30 +215,69 @@ ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::i
   }
 }
 
-// INSTANTIATE: attributes only, no device. Choose the config and compile (through the caches).
-ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(std::int64_t m, std::int64_t n, std::int64_t k,
-                                                        std::int64_t num_sms, std::int64_t c_kind,
-                                                        std::string_view arch, bool a_e5m2, bool b_e5m2,
-                                                        bool b_scale_per_row, bool out_f32) {
-  auto state = std::make_unique<Fp8GemmState>();
-  Fp8GemmProblem& p = state->problem;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.num_sms = static_cast<int>(std::min<std::int64_t>(num_sms, std::numeric_limits<int>::max()));
-  p.c_kind = static_cast<int>(c_kind < 0 || c_kind > 2 ? -1 : c_kind);
-  p.arch = std::string(arch);
-  p.a_e5m2 = a_e5m2;
-  p.b_e5m2 = b_e5m2;
-  p.b_scale_per_row = b_scale_per_row;
-  p.out_f32 = out_f32;
+// An attribute of the call: required ones fail with a message naming them, optional ones (absent) give `fallback`.
+template <typename T>
+ffi::ErrorOr<T> attribute(const ffi::Dictionary& attrs, std::string_view name, std::optional<T> fallback = {}) {
+  if (!attrs.contains(name)) {
+    if (fallback.has_value()) return *fallback;
+    return ffi::Error::InvalidArgument("jdg_fp8_gemm: missing attribute " + std::string(name));
+  }
+  ffi::ErrorOr<T> value = attrs.get<T>(name);
+  if (!value.has_value())
+    return ffi::Error::InvalidArgument("jdg_fp8_gemm: attribute " + std::string(name) + " has the wrong type (" +
+                                       value.error().message() + ")");
+  return value;
+}
+
+// The problem the attributes describe (see fp8_gemm.h for the list).
+ffi::ErrorOr<Fp8GemmProblem> decode_problem(const ffi::Dictionary& attrs) {
+  Fp8GemmProblem p;
+#define JDG_ATTR(var, type, name, ...)                                          \
+  auto var = attribute<type>(attrs, name __VA_OPT__(, ) __VA_ARGS__);           \
+  if (!var.has_value()) return var.error();
+  JDG_ATTR(m, std::int64_t, "m")
+  JDG_ATTR(n, std::int64_t, "n")
+  JDG_ATTR(k, std::int64_t, "k")
+  JDG_ATTR(num_sms, std::int64_t, "num_sms")
+  JDG_ATTR(c_kind, std::int64_t, "c_kind")
+  JDG_ATTR(arch, std::string_view, "arch")
+  JDG_ATTR(a_e5m2, bool, "a_e5m2")
+  JDG_ATTR(b_e5m2, bool, "b_e5m2")
+  JDG_ATTR(b_scale_per_row, bool, "b_scale_per_row")
+  JDG_ATTR(out_f32, bool, "out_f32")
+  JDG_ATTR(grouping, std::string_view, "grouping", std::string_view("dense"))
+  JDG_ATTR(num_groups, std::int64_t, "num_groups", std::int64_t{1})
+  JDG_ATTR(expected_m, std::int64_t, "expected_m", std::int64_t{0})
+#undef JDG_ATTR
+  p.m = *m;
+  p.n = *n;
+  p.k = *k;
+  p.num_sms = static_cast<int>(std::clamp<std::int64_t>(*num_sms, 0, std::numeric_limits<int>::max()));
+  p.c_kind = static_cast<int>(*c_kind < 0 || *c_kind > 2 ? -1 : *c_kind);
+  p.arch = std::string(*arch);
+  p.a_e5m2 = *a_e5m2;
+  p.b_e5m2 = *b_e5m2;
+  p.b_scale_per_row = *b_scale_per_row;
+  p.out_f32 = *out_f32;
+  p.num_groups = *num_groups;
+  p.expected_m = *expected_m;
   try {
+    p.grouping = parse_grouping(std::string(*grouping));
     validate(p);
   } catch (const std::exception& e) {
     return ffi::Error::InvalidArgument(e.what());
   }
+  return p;
+}
+
+// INSTANTIATE: attributes only, no device. Choose the config and compile (through the caches).
+ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(ffi::Dictionary attrs) {
+  auto problem = decode_problem(attrs);
+  if (!problem.has_value()) return problem.error();
+  auto state = std::make_unique<Fp8GemmState>();
+  state->problem = *problem;
   try {
-    Fp8GemmBuild built = build_fp8_gemm(p);
+    Fp8GemmBuild built = build_fp8_gemm(state->problem);
     state->config = built.config;
     state->kernel = built.result.kernel;
     state->poison_outputs = env::poison_outputs();
@@ -203,34 +294,47 @@ ffi::Error Initialize(std::int32_t device, Fp8GemmState* state) {
   return loaded.has_value() ? ffi::Error::Success() : loaded.error();
 }
 
-// EXECUTE: check the buffers, encode the two tensor maps, launch. No allocation, no synchronisation.
+// EXECUTE: check the buffers, encode the two tensor maps, launch. No allocation, no synchronisation. `extra` is C
+// (dense) or the int32 group data (grouped).
 ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state, ffi::AnyBuffer a,
-                   ffi::AnyBuffer a_scale, ffi::AnyBuffer b, ffi::AnyBuffer b_scale, std::optional<ffi::AnyBuffer> c,
-                   ffi::Result<ffi::AnyBuffer> d) {
+                   ffi::AnyBuffer a_scale, ffi::AnyBuffer b, ffi::AnyBuffer b_scale,
+                   std::optional<ffi::AnyBuffer> extra, ffi::Result<ffi::AnyBuffer> d) {
   if (state == nullptr) return ffi::Error::Internal("jdg_fp8_gemm: no state (instantiate did not run)");
   const Fp8GemmProblem& p = state->problem;
   const Fp8GemmConfig& cfg = state->config;
+  const bool is_grouped = p.grouping != Grouping::kDense;
+  const std::int64_t g = p.num_groups;
   const std::int64_t kb = (p.k + kFp8BlockK - 1) / kFp8BlockK;
   const std::int64_t nb = (p.n + kFp8BlockK - 1) / kFp8BlockK;
+  const std::int64_t a_rows = p.grouping == Grouping::kMasked ? g * p.m : p.m;  // masked: groups stacked
   const ffi::DataType a_type = p.a_e5m2 ? ffi::DataType::F8E5M2 : ffi::DataType::F8E4M3FN;
   const ffi::DataType b_type = p.b_e5m2 ? ffi::DataType::F8E5M2 : ffi::DataType::F8E4M3FN;
   const ffi::DataType d_type = p.out_f32 ? ffi::DataType::F32 : ffi::DataType::BF16;
-  if (auto e = check_buffer("a", a, a_type, p.m, p.k); e.failure()) return e;
-  if (auto e = check_buffer("a_scale", a_scale, ffi::DataType::F32, kb, p.m); e.failure()) return e;
-  if (auto e = check_buffer("b", b, b_type, p.n, p.k); e.failure()) return e;
-  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, kb, p.n)
-                                 : check_buffer("b_scale", b_scale, ffi::DataType::F32, nb, kb);
+  if (auto e = check_buffer("a", a, a_type, {a_rows, p.k}); e.failure()) return e;
+  if (auto e = check_buffer("a_scale", a_scale, ffi::DataType::F32, {kb, a_rows}); e.failure()) return e;
+  if (auto e = check_buffer("b", b, b_type, {g * p.n, p.k}); e.failure()) return e;
+  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, {g * kb, p.n})
+                                 : check_buffer("b_scale", b_scale, ffi::DataType::F32, {g * nb, kb});
       e.failure())
     return e;
-  if (c.has_value() != (p.c_kind != 0))
-    return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: c_kind=") + std::to_string(p.c_kind) + " but " +
-                                       (c.has_value() ? "a C operand was" : "no C operand was") + " passed");
-  if (c.has_value()) {
-    const ffi::DataType c_type = p.c_kind == 2 ? ffi::DataType::F32 : ffi::DataType::BF16;
-    if (auto e = check_buffer("c", *c, c_type, p.m, p.n); e.failure()) return e;
+  if (is_grouped) {
+    if (!extra.has_value())
+      return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: the ") + grouping_name(p.grouping) +
+                                         " GEMM needs its int32 group operand");
+    const std::int64_t len = p.grouping == Grouping::kContiguous ? p.m : g;
+    if (auto e = check_buffer("groups", *extra, ffi::DataType::S32, {len}); e.failure()) return e;
+  } else {
+    if (extra.has_value() != (p.c_kind != 0))
+      return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: c_kind=") + std::to_string(p.c_kind) +
+                                         " but " + (extra.has_value() ? "a C operand was" : "no C operand was") +
+                                         " passed");
+    if (extra.has_value()) {
+      const ffi::DataType c_type = p.c_kind == 2 ? ffi::DataType::F32 : ffi::DataType::BF16;
+      if (auto e = check_buffer("c", *extra, c_type, {p.m, p.n}); e.failure()) return e;
+    }
   }
-  if (auto e = check_buffer("d (result)", *d, d_type, p.m, p.n); e.failure()) return e;
-  if (p.m == 0) return ffi::Error::Success();
+  if (auto e = check_buffer("d (result)", *d, d_type, {a_rows, p.n}); e.failure()) return e;
+  if (a_rows == 0) return ffi::Error::Success();
 
   auto loaded = ensure_loaded(state, device);  // normally done at initialize already
   if (!loaded.has_value()) return loaded.error();
@@ -238,16 +342,19 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
 
   cu::CUresult r = cu::CUDA_SUCCESS;
   TmaDescriptor map_a, map_b;
-  if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), p.m, p.k, cfg.block_m); e.failure())
+  if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m); e.failure())
     return e;
-  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), p.n, p.k, cfg.block_n); e.failure())
+  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), g * p.n, p.k, cfg.block_n); e.failure())
     return e;
   Fp8GemmArgs args;
   args.a_scale = static_cast<const float*>(a_scale.untyped_data());
   args.b_scale = static_cast<const float*>(b_scale.untyped_data());
-  args.c = c.has_value() ? c->untyped_data() : nullptr;
+  args.c = !is_grouped && extra.has_value() ? extra->untyped_data() : nullptr;
   args.d = d->untyped_data();
-  args.m = static_cast<int>(p.m);
+  args.m = static_cast<int>(a_rows);
+  args.groups = is_grouped ? static_cast<const int*>(extra->untyped_data()) : nullptr;
+  args.num_groups = static_cast<int>(g);
+  args.group_m = static_cast<int>(p.m);
   if (state->poison_outputs) {
     r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
@@ -275,18 +382,10 @@ const XLA_FFI_TypeInfo* fp8_gemm_state_type_info() {
 
 }  // namespace jdg
 
+// Attributes are decoded from the dictionary (decode_problem): the grouped GEMMs add optional ones that a dense
+// call leaves out.
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8GemmInstantiate, jdg::Instantiate,
-                              xla::ffi::Ffi::BindInstantiate()
-                                  .Attr<std::int64_t>("m")
-                                  .Attr<std::int64_t>("n")
-                                  .Attr<std::int64_t>("k")
-                                  .Attr<std::int64_t>("num_sms")
-                                  .Attr<std::int64_t>("c_kind")
-                                  .Attr<std::string_view>("arch")
-                                  .Attr<bool>("a_e5m2")
-                                  .Attr<bool>("b_e5m2")
-                                  .Attr<bool>("b_scale_per_row")
-                                  .Attr<bool>("out_f32"));
+                              xla::ffi::Ffi::BindInstantiate().Attrs());
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8GemmInitialize, jdg::Initialize,
                               xla::ffi::Ffi::BindInitialize()
@@ -303,6 +402,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8GemmExecute, jdg::Execute,
                                   .Arg<xla::ffi::AnyBuffer>()  // a_scale
                                   .Arg<xla::ffi::AnyBuffer>()  // b
                                   .Arg<xla::ffi::AnyBuffer>()  // b_scale
-                                  .OptionalArg<xla::ffi::AnyBuffer>()  // c
+                                  .OptionalArg<xla::ffi::AnyBuffer>()  // c (dense) or groups (grouped)
                                   .Ret<xla::ffi::AnyBuffer>(),  // d
                               {xla::ffi::Traits::kCmdBufferCompatible});

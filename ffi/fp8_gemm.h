@@ -1,5 +1,5 @@
-// The dense FP8 GEMM: problem description, kernel source generation and JIT build (host-only, no GPU needed),
-// and the XLA FFI handlers of the custom call "jdg_fp8_gemm".
+// The FP8 GEMM (dense and the M-grouped MoE variants): problem description, kernel source generation and JIT build
+// (host-only, no GPU needed), and the XLA FFI handlers of the custom call "jdg_fp8_gemm".
 #pragma once
 
 #include <cstdint>
@@ -12,9 +12,19 @@
 
 namespace jdg {
 
+// The layouts of fp8_gemm_abi.h's JDG_GROUPED_MODE; the custom call's "grouping" attribute names them.
+enum class Grouping { kDense = 0, kContiguous = 1, kRagged = 2, kMasked = 3 };
+
+const char* grouping_name(Grouping g);  // "dense", "contiguous", "ragged", "masked"
+// Parses a name; throws std::invalid_argument naming the accepted ones.
+Grouping parse_grouping(const std::string& name);
+
 // Everything static about one call: the attributes of the custom call.
 struct Fp8GemmProblem {
-  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t m = 0, n = 0, k = 0;  // m: rows of A (masked: rows per group)
+  Grouping grouping = Grouping::kDense;
+  std::int64_t num_groups = 1;       // G (grouped); 1 for dense
+  std::int64_t expected_m = 0;       // masked: expected rows per group (heuristic hint; <= 0: m)
   int num_sms = 0;
   bool a_e5m2 = false;           // A is float8_e5m2 (else float8_e4m3fn)
   bool b_e5m2 = false;           // B is float8_e5m2
@@ -27,7 +37,8 @@ struct Fp8GemmProblem {
 // Throws std::invalid_argument naming the offending value.
 void validate(const Fp8GemmProblem& p);
 
-// "jdg_fp8_gemm_n7168_k2048_bm128_bn112_s5_e4m3_e4m3_sb_bf16_c0" (M is a runtime argument of the kernel).
+// "jdg_fp8_gemm_n7168_k2048_bm128_bn112_s5_e4m3_e4m3_sb_bf16_c0" (M is a runtime argument of the kernel); grouped
+// kernels insert the layout after "jdg_fp8_gemm_" ("jdg_fp8_gemm_masked_n7168_..."; G is a runtime argument too).
 std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c);
 
 // The generated kernel.cu: the JDG_* macros of fp8_gemm_abi.h, then #include <jax_deepgemm/fp8_gemm.cuh>.
@@ -38,6 +49,9 @@ struct Fp8GemmBuild {
   jit::BuildResult result;
 };
 
+// The configuration the heuristics pick for p (validated first).
+Fp8GemmConfig select_config(const Fp8GemmProblem& p);
+
 // Validates, selects the configuration and compiles (through the caches). Throws std::exception on failure.
 Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 
@@ -45,6 +59,12 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 
 // The stage handlers of "jdg_fp8_gemm" (register all three as one bundle, platform "CUDA"), and the type of their
 // per-call-site state, which must be registered (jax.ffi.register_ffi_type) before the handlers.
+//
+// Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool), and
+// for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"; absent: dense), num_groups, expected_m (i64).
+// Operands: a, a_scale, b, b_scale, then C (dense, optional) or the int32 group data (grouped: m_indices [m],
+// group_sizes [G] or masked_m [G]); one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands
+// flattened over the group axis).
 extern "C" XLA_FFI_Error* JdgFp8GemmInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmExecute(XLA_FFI_CallFrame* call_frame);

@@ -15,6 +15,10 @@
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales (one scale per column,
 // kept in registers too) the kernel spills from 192 on, so the cap is 176 there (fp8_gemm.cuh, "Limits").
+// Grouped GEMMs use the same model with the tiles they are expected to have: each group's rows
+//     r = M / G (contiguous, ragged: the rows spread evenly) or expected_m (masked)
+// choose BLOCK_M (64 when r <= 64) and give G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its
+// groups being runs of whole blocks); the grid comes from the static bound fp8_gemm_max_tiles, never from r.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is all a
 // persistent CTA can usefully prefetch.
@@ -28,7 +32,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 
 #include "env.h"
 
@@ -42,30 +45,35 @@ constexpr int kMinStages = 2;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-void print_once(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row, const Fp8GemmConfig& c) {
+// `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct text.
+void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   static std::mutex mutex;
-  static auto* printed = new std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, int, bool>>();
+  static auto* printed = new std::set<std::string>();
   std::lock_guard<std::mutex> lock(mutex);
-  if (!printed->insert({m, n, k, num_sms, per_row}).second) return;
+  if (!printed->insert(problem).second) return;
   std::fprintf(stderr,
-               "jax_deepgemm: fp8_gemm m=%lld n=%lld k=%lld num_sms=%d%s -> block_m=%d block_n=%d stages=%d "
-               "threads=%d smem=%d tiles=%lld waves=%lld grid=%d\n",
-               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), num_sms,
-               per_row ? " (per-row B scales)" : "", c.block_m,
-               c.block_n, c.stages, c.num_threads, c.smem_bytes, static_cast<long long>(c.tiles),
-               static_cast<long long>(c.waves), c.grid);
+               "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
+               "grid=%d\n",
+               problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
+               static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.grid);
 }
 
-}  // namespace
+std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
+  return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+         " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "");
+}
 
-Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
-                                     bool b_scale_per_row) {
+void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms) {
   if (m < 0 || n < 1 || k < 1 || num_sms < 1)
-    throw std::invalid_argument("select_fp8_gemm_config: need m >= 0, n >= 1, k >= 1, num_sms >= 1 (got m=" +
+    throw std::invalid_argument(std::string(fn) + ": need m >= 0, n >= 1, k >= 1, num_sms >= 1 (got m=" +
                                 std::to_string(m) + ", n=" + std::to_string(n) + ", k=" + std::to_string(k) +
                                 ", num_sms=" + std::to_string(num_sms) + ")");
-  const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  const int block_m = rows <= 64 ? 64 : 128;
+}
+
+// The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks; fills
+// everything but grid.
+Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, int num_sms,
+                     bool b_scale_per_row) {
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
 
@@ -82,7 +90,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
       }
     if (stages < std::min(kMinStages, stage_cap)) continue;
 
-    const std::int64_t tiles = ceil_div(rows, block_m) * ceil_div(n, block_n);
+    const std::int64_t tiles = m_blocks * ceil_div(n, block_n);
     const std::int64_t waves = ceil_div(tiles, num_sms);
     const std::int64_t last_wave = tiles - (waves - 1) * num_sms;
     bool better = best.block_n == 0 || waves < best.waves ||
@@ -99,8 +107,47 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   if (best.block_n == 0) throw std::logic_error("select_fp8_gemm_config: no BLOCK_N candidate fits shared memory");
   best.num_threads = fp8_gemm_num_threads(best.block_m);
   best.smem_bytes = fp8_gemm_smem_bytes(best.block_m, best.block_n, best.stages);
+  return best;
+}
+
+}  // namespace
+
+Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
+                                     bool b_scale_per_row) {
+  check_shape("select_fp8_gemm_config", m, n, k, num_sms);
+  const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
+  const int block_m = rows <= 64 ? 64 : 128;
+  Fp8GemmConfig best = choose(block_m, ceil_div(rows, block_m), n, k, num_sms, b_scale_per_row);
   best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? best.tiles : 0));
-  if (env::print_configs()) print_once(m, n, k, num_sms, b_scale_per_row, best);
+  if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
+  return best;
+}
+
+Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int64_t n, std::int64_t k,
+                                             std::int64_t g, std::int64_t expected_m, int num_sms,
+                                             bool b_scale_per_row) {
+  check_shape("select_grouped_fp8_gemm_config", m, n, k, num_sms);
+  if (mode < kFp8GemmContiguous || mode > kFp8GemmMasked)
+    throw std::invalid_argument("select_grouped_fp8_gemm_config: mode must be 1 (contiguous), 2 (ragged) or "
+                                "3 (masked), got " + std::to_string(mode));
+  if (g < 1) throw std::invalid_argument("select_grouped_fp8_gemm_config: need g >= 1, got " + std::to_string(g));
+  const std::int64_t rows = m > 0 ? m : 1;
+  // Rows a group is expected to have.
+  std::int64_t per_group = ceil_div(rows, g);
+  if (mode == kFp8GemmMasked) per_group = expected_m > 0 ? std::min(expected_m, rows) : rows;
+  const int block_m = per_group <= 64 ? 64 : 128;
+  std::int64_t m_blocks = g * ceil_div(per_group, block_m);
+  if (mode == kFp8GemmContiguous) m_blocks = ceil_div(rows, block_m);
+  if (mode == kFp8GemmRagged) m_blocks = std::min(m_blocks, ceil_div(rows, block_m) + g);
+  Fp8GemmConfig best = choose(block_m, m_blocks, n, k, num_sms, b_scale_per_row);
+  const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
+  best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? bound : 0));
+  if (env::print_configs()) {
+    static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked"};
+    print_once(describe(kNames[mode], m, n, k, num_sms, b_scale_per_row) + " g=" + std::to_string(g) +
+                   (mode == kFp8GemmMasked ? " expected_m=" + std::to_string(expected_m) : ""),
+               best);
+  }
   return best;
 }
 

@@ -12,7 +12,7 @@ struct Fp8GemmConfig {
   int num_threads = 0;
   int smem_bytes = 0;   // dynamic shared memory per CTA
   int grid = 0;         // persistent CTAs = min(num_sms, tiles)
-  std::int64_t tiles = 0;
+  std::int64_t tiles = 0;  // the tiles the model expects (dense: exact)
   std::int64_t waves = 0;
 };
 
@@ -22,5 +22,14 @@ struct Fp8GemmConfig {
 // k < 1, m < 0 or num_sms < 1.
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
                                      bool b_scale_per_row = false);
+
+// The same for the M-grouped GEMMs; `mode` is a JDG_GROUPED_MODE value (fp8_gemm_abi.h), m the rows of A (masked:
+// per group), g the number of groups, expected_m (masked) the expected rows per group (<= 0: m). The model sizes
+// BLOCK_M and the waves by the rows a group is expected to have: M / G (contiguous, ragged) or expected_m (masked);
+// the grid is min(num_sms, fp8_gemm_max_tiles(...)), a bound from the static shapes. Throws std::invalid_argument
+// like the dense one, and for g < 1.
+Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int64_t n, std::int64_t k,
+                                             std::int64_t g, std::int64_t expected_m, int num_sms,
+                                             bool b_scale_per_row = false);
 
 }  // namespace jdg

@@ -96,8 +96,12 @@ NB_MODULE(_C, m) {
   m.def(
       "compile_fp8_gemm",
       [](const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool a_e5m2,
-         bool b_e5m2, bool b_scale_per_row, bool out_f32, std::int64_t c_kind) {
+         bool b_e5m2, bool b_scale_per_row, bool out_f32, std::int64_t c_kind, const std::string& grouping,
+         std::int64_t num_groups, std::int64_t expected_m) {
         jdg::Fp8GemmProblem p;
+        p.grouping = jdg::parse_grouping(grouping);
+        p.num_groups = num_groups;
+        p.expected_m = expected_m;
         p.arch = arch;
         p.m = m;
         p.n = n;
@@ -127,17 +131,25 @@ NB_MODULE(_C, m) {
         return d;
       },
       "arch"_a, "m"_a, "n"_a, "k"_a, "num_sms"_a, "a_e5m2"_a = false, "b_e5m2"_a = false,
-      "b_scale_per_row"_a = false, "out_f32"_a = false, "c_kind"_a = 0,
+      "b_scale_per_row"_a = false, "out_f32"_a = false, "c_kind"_a = 0, "grouping"_a = "dense", "num_groups"_a = 1,
+      "expected_m"_a = 0,
       "Select the config and JIT-compile the FP8 GEMM kernel (no GPU needed). Returns kernel, config, source, "
-      "cache ('memory' | 'disk' | 'compiled'), seconds, compiler.");
+      "cache ('memory' | 'disk' | 'compiled'), seconds, compiler. grouping: 'dense', 'contiguous', 'ragged' or "
+      "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint.");
 
   m.def(
       "select_fp8_gemm_config",
-      [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row) {
-        return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms"), b_scale_per_row));
+      [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row,
+         const std::string& grouping, std::int64_t num_groups, std::int64_t expected_m) {
+        const jdg::Grouping g = jdg::parse_grouping(grouping);
+        if (g == jdg::Grouping::kDense)
+          return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms"), b_scale_per_row));
+        return config_dict(jdg::select_grouped_fp8_gemm_config(static_cast<int>(g), m, n, k, num_groups, expected_m,
+                                                               to_int(num_sms, "num_sms"), b_scale_per_row));
       },
-      "m"_a, "n"_a, "k"_a, "num_sms"_a, "b_scale_per_row"_a = false,
-      "The FP8 GEMM configuration the heuristic picks (no compilation).");
+      "m"_a, "n"_a, "k"_a, "num_sms"_a, "b_scale_per_row"_a = false, "grouping"_a = "dense", "num_groups"_a = 1,
+      "expected_m"_a = 0,
+      "The FP8 GEMM configuration the heuristic picks (no compilation); grouping as for compile_fp8_gemm.");
 
   m.def(
       "runtime_info",

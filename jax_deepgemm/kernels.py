@@ -12,7 +12,7 @@ import jax.numpy as jnp
 
 from . import runtime
 
-FP8_GEMM_TARGET = "jdg_fp8_gemm"
+FP8_GEMM_TARGET = "jdg_fp8_gemm"  # every family: the "grouping" attribute selects the grouped layouts
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
 
@@ -23,6 +23,12 @@ def _pad_k(x: jax.Array, multiple: int = 16) -> jax.Array:
     return x if pad == 0 else jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)])
 
 
+def _common_attributes(a, b, per_row, out_dtype) -> dict:
+    return dict(k=a.shape[-1], num_sms=runtime.get_num_sms(), arch=runtime.ARCH, a_e5m2=a.dtype == jnp.float8_e5m2,
+                b_e5m2=b.dtype == jnp.float8_e5m2, b_scale_per_row=per_row,
+                out_f32=jnp.dtype(out_dtype) == jnp.float32)
+
+
 def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
     m, n = a.shape[0], b.shape[0]
     a, b = _pad_k(a), _pad_k(b)
@@ -31,7 +37,40 @@ def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
     b_scale_arg = b_scale.T if per_row else b_scale
     operands = [a, a_scale.T, b, b_scale_arg] + ([c] if c is not None else [])
     call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((m, n), out_dtype))
-    return call(*operands, m=m, n=n, k=a.shape[1], num_sms=runtime.get_num_sms(), arch=runtime.ARCH,
-                c_kind=_C_KIND[None if c is None else jnp.dtype(c.dtype)],
-                a_e5m2=a.dtype == jnp.float8_e5m2, b_e5m2=b.dtype == jnp.float8_e5m2,
-                b_scale_per_row=per_row, out_f32=jnp.dtype(out_dtype) == jnp.float32)
+    return call(*operands, m=m, n=n, c_kind=_C_KIND[None if c is None else jnp.dtype(c.dtype)],
+                **_common_attributes(a, b, per_row, out_dtype))
+
+
+def _grouped(grouping, a, a_scale, b, b_scale, groups, out_dtype, expected_m=0):
+    """The M-grouped kernels (fp8_gemm_abi.h, "Grouped modes"). Every operand goes flat over the group axis, which
+    costs nothing (row-major reshapes): A [rows, K] and its scales [kb, rows] (rows = M, or G * M for masked),
+    B [G * N, K] and its scales [G * nb, kb] (128x128) or [G * kb, N] (per row, N fastest). The int32 group data
+    (m_indices / group_sizes / masked_m) is read by the kernel on the device."""
+    g, n, _ = b.shape
+    m = a.shape[-2]  # masked: rows per group
+    a, b = _pad_k(a), _pad_k(b)
+    kp = a.shape[-1]
+    per_row = b_scale.shape[1] == n and n > 1
+    a_flat = a.reshape(-1, kp)
+    a_scale_flat = a_scale.reshape(a_flat.shape[0], -1).T
+    b_flat = b.reshape(g * n, kp)
+    if per_row:
+        b_scale_flat = jnp.swapaxes(b_scale, 1, 2).reshape(-1, n)
+    else:
+        b_scale_flat = b_scale.reshape(-1, b_scale.shape[-1])
+    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((a_flat.shape[0], n), out_dtype))
+    d = call(a_flat, a_scale_flat, b_flat, b_scale_flat, groups, m=m, n=n, c_kind=0, grouping=grouping,
+             num_groups=g, expected_m=int(expected_m), **_common_attributes(a, b, per_row, out_dtype))
+    return d.reshape(a.shape[:-1] + (n,))
+
+
+def m_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, m_indices, *, out_dtype):
+    return _grouped("contiguous", a, a_scale, b, b_scale, m_indices, out_dtype)
+
+
+def fp8_grouped_gemm_nt(a, a_scale, b, b_scale, group_sizes, *, out_dtype):
+    return _grouped("ragged", a, a_scale, b, b_scale, group_sizes, out_dtype)
+
+
+def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
+    return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=expected_m)

@@ -111,10 +111,11 @@ def _k_grouped_abstract(a, a_scale, b, b_scale, group_sizes, *c):
 
 fp8_gemm = _define("jax_deepgemm_fp8_gemm", _dense_abstract, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)
 m_grouped_contiguous = _define("jax_deepgemm_m_grouped_contiguous", _m_grouped_abstract,
-                               reference.m_grouped_fp8_gemm_nt_contiguous)
-grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_abstract, reference.fp8_grouped_gemm_nt)
+                               reference.m_grouped_fp8_gemm_nt_contiguous, kernels.m_grouped_fp8_gemm_nt_contiguous)
+grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_abstract, reference.fp8_grouped_gemm_nt,
+                         kernels.fp8_grouped_gemm_nt)
 m_grouped_masked = _define("jax_deepgemm_m_grouped_masked", _masked_abstract,
-                           reference.m_grouped_fp8_gemm_nt_masked)
+                           reference.m_grouped_fp8_gemm_nt_masked, kernels.m_grouped_fp8_gemm_nt_masked)
 k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_abstract, reference.k_grouped_fp8_gemm_nt_contiguous)
 
 FAMILIES = (fp8_gemm, m_grouped_contiguous, grouped_ragged, m_grouped_masked, k_grouped)

@@ -14,6 +14,27 @@
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
 //
+// Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
+// (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler below) that the producer and
+// the consumers run identically over the same read-only device data, so they always agree on the sequence of
+// pipeline stages. Device data is never trusted: ids, sizes and masks are clamped and every row and column index
+// stays in bounds whatever the values (sizes are cut at M before they are added, so sums never overflow).
+//  * masked:     group g contributes ceil(rows_g / BLOCK_M) x N-block tiles, rows_g = clamp(masked_m[g], 0, M);
+//                A rows start at g * M; rows at or past rows_g are neither computed (a consumer warpgroup whose
+//                64 rows all lie past it skips its wgmmas) nor stored.
+//  * ragged:     the same walk over the G groups (group g starts where g - 1 ended) plus a tail segment from the
+//                last group's end to M, whose tiles load nothing and store zeros. A tile's A box starts at its
+//                first row, wherever that is: rows of the box that belong to the next group are loaded and
+//                multiplied, but not stored.
+//  * contiguous: tiles as dense. API.md does not promise one expert per block, so a tile is computed in one
+//                *pass* (a full K loop) per distinct valid expert among its rows, in increasing id order; each
+//                pass adds only into the rows of its expert (a select, so NaN/Inf from another expert's product
+//                or a padding row's data cannot leak), and a consumer warpgroup with no row of the pass's expert
+//                skips its wgmmas. Rows with an id outside [0, G) are never added to: they are stored as zeros.
+//                The aligned layout (one id per 128-row block) costs one pass plus a warp reduction over the
+//                block's ids; a tile with only padding rows loads nothing and stores zeros; the worst case (ids
+//                changing on every row) is BLOCK_M passes, slow but correct.
+//
 // Limits of this first version (tests/cuda/compile_check.py reports them; the speed work lifts them):
 //  * registers: a consumer thread holds 2 x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or >= 192
 //    (per-row B scales) spills to local memory: correct, but slow; the heuristics should stay below;
@@ -50,6 +71,12 @@ constexpr bool kBE5M2 = JDG_B_E5M2 != 0;
 constexpr bool kBScalePerRow = JDG_B_SCALE_PER_ROW != 0;
 constexpr bool kOutF32 = JDG_OUT_F32 != 0;
 constexpr int kCKind = JDG_C_KIND;  // 0 none, 1 bf16, 2 f32
+#ifndef JDG_GROUPED_MODE
+#define JDG_GROUPED_MODE 0
+#endif
+constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged / Masked
+constexpr bool kContiguous = kMode == kFp8GemmContiguous;
+constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
@@ -96,6 +123,8 @@ static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout dis
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
+static_assert(kMode >= kFp8GemmDense && kMode <= kFp8GemmMasked, "JDG_GROUPED_MODE must be 0, 1, 2 or 3");
+static_assert(kMode == kFp8GemmDense || kCKind == 0, "grouped GEMMs take no C");
 static_assert(kMaxBScaleBlocks >= 1 && kMaxBScaleBlocks <= 3, "");
 static_assert(kProducerRegs * 128 + kMathRegs * kNumMathThreads <= 65536, "register split exceeds the register file");
 
@@ -114,6 +143,115 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int& m_bloc
   const int in_band = t - band * tiles_per_band;
   m_block = in_band / band_width;
   n_block = first_n + in_band % band_width;
+}
+
+// One output tile: rows [row0, row0 + rows) of A / D (rows <= BLOCK_M are the tile's own, stored ones; the A box
+// always holds BLOCK_M rows from row0), columns of N block n_block, multiplied with group `group`'s B (dense: 0;
+// contiguous: decided per pass, see expert ids below; ragged tail: -1, nothing is loaded and zeros are stored).
+struct Tile {
+  int row0, rows, n_block, group;
+};
+
+// Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
+// [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
+// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
+struct TileScheduler {
+  int group = 0;                // the cursor's group (ragged: G is the zero tail)
+  int start = 0;                // ragged: the group's first row
+  int rows = 0;                 // the group's rows (clamped)
+  int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
+
+  __device__ __forceinline__ void init(const Fp8GemmArgs& args) {
+    group = 0;
+    start = 0;
+    first_tile = 0;
+    if constexpr (kWalksGroups) rows = group_rows(args);
+  }
+
+  // Rows of the cursor's group. Ragged: max(size, 0) cut at M - start (no overflow: start <= M); the tail segment
+  // (group == G) runs to M. Masked: clamp(masked_m, 0, group_m).
+  __device__ __forceinline__ int group_rows(const Fp8GemmArgs& args) const {
+    if constexpr (kMode == kFp8GemmRagged) {
+      const int left = args.m - start;
+      if (group >= args.num_groups) return left;
+      const int size = ptx::ldg_s32(args.groups + group);
+      return size <= 0 ? 0 : (size < left ? size : left);
+    } else {
+      if (group >= args.num_groups) return 0;
+      const int size = ptx::ldg_s32(args.groups + group);
+      return size <= 0 ? 0 : (size < args.group_m ? size : args.group_m);
+    }
+  }
+
+  // Tile t, or false when t is past the last tile.
+  __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
+    int num_m_blocks, local = t, base_row = 0;
+    if constexpr (kWalksGroups) {
+      constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
+      for (;;) {
+        if (group > args.num_groups + kLastGroupOffset) return false;
+        const int count = (rows + kBlockM - 1) / kBlockM * kNumNBlocks;
+        if (t < first_tile + count) break;
+        first_tile += count;
+        start += rows;  // ragged: <= M
+        ++group;
+        rows = group_rows(args);
+      }
+      num_m_blocks = (rows + kBlockM - 1) / kBlockM;
+      local = t - first_tile;
+      base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
+    } else {
+      num_m_blocks = (args.m + kBlockM - 1) / kBlockM;
+      if (t >= num_m_blocks * kNumNBlocks) return false;
+    }
+    int m_block;
+    tile_coords(local, num_m_blocks, m_block, tile.n_block);
+    const int total_rows = kWalksGroups ? rows : args.m;
+    const int left = total_rows - m_block * kBlockM;
+    tile.row0 = base_row + m_block * kBlockM;
+    tile.rows = left < kBlockM ? left : kBlockM;
+    tile.group = (kMode == kFp8GemmRagged && group >= args.num_groups) ? -1 : (kWalksGroups ? group : 0);
+    return true;
+  }
+};
+
+// Contiguous: the expert ids of a tile's BLOCK_M rows as one warp holds them (row 32 * s + lane in slot s), -1 for
+// ids outside [0, G) and for rows past the tile's own.
+constexpr int kIdSlots = kBlockM / 32;
+
+__device__ __forceinline__ int row_expert(const Fp8GemmArgs& args, const Tile& tile, int r) {
+  if (r >= tile.rows) return -1;
+  const int id = ptx::ldg_s32(args.groups + tile.row0 + r);
+  return (id >= 0 && id < args.num_groups) ? id : -1;
+}
+
+__device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const Tile& tile, int lane,
+                                                  int (&ids)[kIdSlots]) {
+#pragma unroll
+  for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
+}
+
+// The smallest valid expert id of the tile greater than `prev`, or -1: the next pass. Warp-collective.
+__device__ __forceinline__ int next_expert(const int (&ids)[kIdSlots], int prev) {
+  constexpr int kNone = 0x7FFFFFFF;
+  int best = kNone;
+#pragma unroll
+  for (int s = 0; s < kIdSlots; ++s)
+    if (ids[s] > prev && ids[s] < best) best = ids[s];
+  best = ptx::redux_min(best);
+  return best == kNone ? -1 : best;
+}
+
+// The first group (pass) of a tile, and the one after `prev`: contiguous walks the experts present, every other
+// mode has one pass (none for the ragged tail). Identical in the producer and the consumers.
+__device__ __forceinline__ int first_pass(const Tile& tile, const int (&ids)[kIdSlots]) {
+  if constexpr (kContiguous) return next_expert(ids, -1);
+  return tile.group;
+}
+
+__device__ __forceinline__ int next_pass(const int (&ids)[kIdSlots], int prev) {
+  if constexpr (kContiguous) return next_expert(ids, prev);
+  return -1;
 }
 
 __device__ __forceinline__ float load_c(const void* c, unsigned long long idx) {
@@ -176,24 +314,66 @@ __device__ __forceinline__ void store_pair(const Fp8GemmArgs& args, int row, int
   }
 }
 
+// out += v, or, for a contiguous pass that covers only some of this thread's rows (kRowMask), only where `keep`:
+// a select rather than a multiplication by 0, so that NaN or Inf computed for a row of another expert (or a padding
+// row's garbage) never reaches it.
+template <bool kRowMask>
+__device__ __forceinline__ void add_to(float& out, float v, bool keep) {
+  if constexpr (kRowMask) {
+    out = keep ? out + v : out;
+  } else {
+    out += v;
+  }
+}
+
 // Promotion with per-column B scales: two scales per 8-column chunk for this thread, read here (L1-resident after
 // the first warp) in groups of kRowScaleGroup chunks. Left alone, the compiler hoists all BLOCK_N/4 loads to the
 // top and spills the accumulators; making the next group's address depend on this group's results (an empty asm)
 // bounds the scales in flight. kMasked: columns at offset >= `limit` from `row_scales` are past N and read nothing
-// (predicated loads off one base pointer with immediate offsets).
-template <bool kMasked>
+// (predicated loads off one base pointer with immediate offsets). keep0 / keep1: see add_to.
+template <bool kMasked, bool kRowMask>
 __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
-                                                const float* row_scales, float sa0, float sa1, int limit) {
+                                                const float* row_scales, float sa0, float sa1, int limit, bool keep0,
+                                                bool keep1) {
   constexpr int kRowScaleGroup = 4;
 #pragma unroll
   for (int c = 0; c < kNumChunks; ++c) {
     const float sb0 = (!kMasked || 8 * c < limit) ? ptx::ldg_f32(row_scales + 8 * c) : 0.0f;
     const float sb1 = (!kMasked || 8 * c + 1 < limit) ? ptx::ldg_f32(row_scales + 8 * c + 1) : 0.0f;
-    out[4 * c + 0] += sa0 * sb0 * acc[4 * c + 0];
-    out[4 * c + 1] += sa0 * sb1 * acc[4 * c + 1];
-    out[4 * c + 2] += sa1 * sb0 * acc[4 * c + 2];
-    out[4 * c + 3] += sa1 * sb1 * acc[4 * c + 3];
+    add_to<kRowMask>(out[4 * c + 0], sa0 * sb0 * acc[4 * c + 0], keep0);
+    add_to<kRowMask>(out[4 * c + 1], sa0 * sb1 * acc[4 * c + 1], keep0);
+    add_to<kRowMask>(out[4 * c + 2], sa1 * sb0 * acc[4 * c + 2], keep1);
+    add_to<kRowMask>(out[4 * c + 3], sa1 * sb1 * acc[4 * c + 3], keep1);
     if (c % kRowScaleGroup == kRowScaleGroup - 1) ptx::depend_on(row_scales, out[4 * c + 3]);
+  }
+}
+
+// Promotion with 128x128 B scales sb[] of the (up to 3) column blocks the tile touches; n_off = n0 % 128.
+template <bool kRowMask>
+__device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
+                                               const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1, int n_off,
+                                               bool keep0, bool keep1) {
+  if constexpr (kMaxBScaleBlocks == 1) {
+    // BLOCK_N divides 128: the whole tile lies in one 128-column scale block, one scalar per K block.
+    const float s0 = sa0 * sb[0], s1 = sa1 * sb[0];
+#pragma unroll
+    for (int i = 0; i < kAccRegs; ++i)
+      add_to<kRowMask>(out[i], ((i / 2) % 2 == 0 ? s0 : s1) * acc[i], (i / 2) % 2 == 0 ? keep0 : keep1);
+  } else {
+    // The tile may straddle 128-column scale blocks: an 8-column chunk never does (n0 and 8c are multiples of 8),
+    // so each chunk selects its block, (n0 % 128 + 8c) / 128 blocks after the tile's first one.
+#pragma unroll
+    for (int c = 0; c < kNumChunks; ++c) {
+      const int sel = (n_off + 8 * c) >> 7;
+      float b = sb[0];
+      if (kMaxBScaleBlocks > 1 && sel >= 1) b = sb[1 < kMaxBScaleBlocks ? 1 : 0];
+      if (kMaxBScaleBlocks > 2 && sel >= 2) b = sb[2 < kMaxBScaleBlocks ? 2 : 0];
+      const float s0 = sa0 * b, s1 = sa1 * b;
+      add_to<kRowMask>(out[4 * c + 0], s0 * acc[4 * c + 0], keep0);
+      add_to<kRowMask>(out[4 * c + 1], s0 * acc[4 * c + 1], keep0);
+      add_to<kRowMask>(out[4 * c + 2], s1 * acc[4 * c + 2], keep1);
+      add_to<kRowMask>(out[4 * c + 3], s1 * acc[4 * c + 3], keep1);
+    }
   }
 }
 
@@ -218,6 +398,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
   const int warpgroup = warp / 4;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
 
   if (threadIdx.x == kNumMathThreads) {  // first producer thread: set up while the others wait
     ptx::prefetch_tensormap(&tensor_map_a);
@@ -230,30 +411,38 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   }
   __syncthreads();
 
-  const int m = args.m;
-  const int num_m_blocks = (m + kBlockM - 1) / kBlockM;
-  const int num_tiles = num_m_blocks * kNumNBlocks;
+  // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
+  // identically by the producer and the consumers: every pass moves kNumKBlocks stages through the ring.
+  TileScheduler scheduler;
+  scheduler.init(args);
+  Tile tile;
 
   if (warpgroup == kNumMathWarpgroups) {
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
-    // One thread issues every copy (TMA needs no more); the rest of the warpgroup only donated its registers.
-    if (warp == 4 * kNumMathWarpgroups && ptx::elect_one_sync()) {
+    // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
+    // issues every copy (TMA needs no more); the rest of the warpgroup only donated its registers.
+    if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
-      for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-        int m_block, n_block;
-        tile_coords(t, num_m_blocks, m_block, n_block);
-        for (int kb = 0; kb < kNumKBlocks; ++kb) {
-          // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
-          ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
-          const unsigned int full = full_bars + 8 * stage;
-          ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
-          ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, m_block * kBlockM);
-          ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, n_block * kBlockN);
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
+      for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
+        int ids[kIdSlots] = {};
+        if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
+        for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
+          const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
+          for (int kb = 0; kb < kNumKBlocks; ++kb) {
+            if (lane == 0) {
+              // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
+              ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
+              const unsigned int full = full_bars + 8 * stage;
+              ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
+              ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
+              ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+            }
+            if (++stage == kStages) {
+              stage = 0;
+              phase ^= 1u;
+            }
           }
         }
       }
@@ -262,114 +451,147 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== consumers ========================================
     ptx::setmaxnreg_inc<kMathRegs>();
 
-    const int lane = static_cast<int>(threadIdx.x) % 32;
     // This thread's two accumulator rows inside the tile (fragment layout: row 16*warp + lane/4 (+8)) and its
     // first column inside each 8-column chunk (2*(lane%4), plus 0 and 1).
     const int tile_row0 = warpgroup * 64 + (warp % 4) * 16 + lane / 4;
+    const int tile_row1 = tile_row0 + 8;
     const int chunk_col = 2 * (lane % 4);
     const unsigned int a_wg_offset = warpgroup * 64 * kBlockK;  // this warpgroup's 64 rows of the A tile
+    const int m = args.m;
 
     float acc[kAccRegs];  // tensor-core accumulator of one 128-wide K block
     float out[kAccRegs];  // promoted FP32 result of the tile
 
     int stage = 0;
     unsigned int phase = 0;
-    for (int t = blockIdx.x; t < num_tiles; t += gridDim.x) {
-      int m_block, n_block;
-      tile_coords(t, num_m_blocks, m_block, n_block);
-      const int n0 = n_block * kBlockN;
-      const int row0 = m_block * kBlockM + tile_row0;
-      const int row1 = row0 + 8;
+    for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
+      const int n0 = tile.n_block * kBlockN;
+      const int row0 = tile.row0 + tile_row0;  // rows of A, a_scale and D
+      const int row1 = tile.row0 + tile_row1;
 
 #pragma unroll
       for (int i = 0; i < kAccRegs; ++i) out[i] = 0.0f;
 
-      // Scale pointers; rows past M and columns past N are clamped (their results are never stored).
+      // Scale pointers; rows past A and columns past N are clamped (their results are never stored).
       const float* a_scale0 = args.a_scale + (row0 < m ? row0 : m - 1);
       const float* a_scale1 = args.a_scale + (row1 < m ? row1 : m - 1);
-      const float* b_scale_blk[kMaxBScaleBlocks];
-#pragma unroll
-      for (int j = 0; j < kMaxBScaleBlocks; ++j) {
-        const int nb = n0 / 128 + j;
-        b_scale_blk[j] = args.b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
+
+      int ids[kIdSlots] = {};     // contiguous: the tile's expert ids (as next_expert wants them)
+      int id0 = 0, id1 = 0;       // contiguous: the experts of this thread's two rows
+      if constexpr (kContiguous) {
+        load_tile_experts(args, tile, lane, ids);
+        id0 = row_expert(args, tile, tile_row0);
+        id1 = row_expert(args, tile, tile_row1);
       }
 
-      for (int kb = 0; kb < kNumKBlocks; ++kb) {
-        // Issue the scale loads before waiting for the tiles, so their latency hides behind the wait.
-        const float sa0 = ptx::ldg_f32(a_scale0 + (long long)kb * m);
-        const float sa1 = ptx::ldg_f32(a_scale1 + (long long)kb * m);
-        float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
-        if constexpr (!kBScalePerRow) {
+      for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
+        // Which of this warpgroup's rows take the pass. Uniform over the warpgroup (wgmma is warpgroup-wide):
+        // every warp computes it from the same data.
+        bool active, keep0 = true, keep1 = true, all_rows = true;
+        if constexpr (kContiguous) {
+          bool mine = false;  // slots 2w and 2w + 1 hold the rows of warpgroup w
 #pragma unroll
-          for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
-        }
-
-        // Wait for the stage's TMA bytes.
-        ptx::mbarrier_wait(full_bars + 8 * stage, phase);
-
-        // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the tensor-core
-        // accumulator restarts at zero every K block (the promotion below does the long accumulation in FP32).
-        const unsigned long long desc_a = ptx::make_smem_desc_sw128(smem_a + stage * kSmemABytes + a_wg_offset);
-        const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + stage * kSmemBBytes);
-        ptx::fence_operands(acc);
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < kBlockK / 32; ++k) {
-          // k * 32 bytes further along the swizzled row = + 2k in the descriptor's (address >> 4) field.
-          ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
-        }
-        ptx::wgmma_commit_group();
-        ptx::wgmma_wait_group<0>();
-        ptx::fence_operands(acc);
-
-        // The wgmmas of this warp finished reading the stage: release it (one arrival per warp).
-        if (lane == 0) ptx::mbarrier_arrive(empty_bars + 8 * stage);
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1u;
-        }
-
-        // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
-        if constexpr (kBScalePerRow) {
-          // Per-column B scales (1x128 recipe), read inside the promotion; only a tile reaching past N needs the
-          // masked (predicated) variant.
-          const float* row_scales = args.b_scale + (long long)kb * kN + n0 + chunk_col;
-          if (n0 + kBlockN <= kN) {
-            promote_per_row<false>(out, acc, row_scales, sa0, sa1, 0);
-          } else {
-            promote_per_row<true>(out, acc, row_scales, sa0, sa1, kN - n0 - chunk_col);
-          }
-        } else if constexpr (kMaxBScaleBlocks == 1) {
-          // BLOCK_N divides 128: the whole tile lies in one 128-column scale block, one scalar per K block.
-          const float s0 = sa0 * sb[0], s1 = sa1 * sb[0];
-#pragma unroll
-          for (int i = 0; i < kAccRegs; ++i) out[i] += ((i / 2) % 2 == 0 ? s0 : s1) * acc[i];
+          for (int s = 0; s < kIdSlots; ++s)
+            if (s / 2 == warpgroup) mine |= ids[s] == group;
+          active = ptx::vote_any(mine);
+          keep0 = id0 == group;
+          keep1 = id1 == group;
+          all_rows = ptx::vote_all(keep0 && keep1);
         } else {
-          // The tile may straddle 128-column scale blocks: an 8-column chunk never does (n0 and 8c are multiples
-          // of 8), so each chunk selects its block, (n0 % 128 + 8c) / 128 blocks after the tile's first one.
-          const int n_off = n0 % 128;
+          active = warpgroup * 64 < tile.rows;  // masked / ragged / M tail: skip rows that are not stored
+        }
+
+        const float* b_scale = args.b_scale + (long long)group * (kBScalePerRow ? (long long)kNumKBlocks * kN
+                                                                                 : (long long)kNumScaleNBlocks * kNumKBlocks);
+        const float* b_scale_blk[kMaxBScaleBlocks];
 #pragma unroll
-          for (int c = 0; c < kNumChunks; ++c) {
-            const int sel = (n_off + 8 * c) >> 7;
-            float b = sb[0];
-            if (kMaxBScaleBlocks > 1 && sel >= 1) b = sb[1 < kMaxBScaleBlocks ? 1 : 0];
-            if (kMaxBScaleBlocks > 2 && sel >= 2) b = sb[2 < kMaxBScaleBlocks ? 2 : 0];
-            const float s0 = sa0 * b, s1 = sa1 * b;
-            out[4 * c + 0] += s0 * acc[4 * c + 0];
-            out[4 * c + 1] += s0 * acc[4 * c + 1];
-            out[4 * c + 2] += s1 * acc[4 * c + 2];
-            out[4 * c + 3] += s1 * acc[4 * c + 3];
+        for (int j = 0; j < kMaxBScaleBlocks; ++j) {
+          const int nb = n0 / 128 + j;
+          b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
+        }
+
+        for (int kb = 0; kb < kNumKBlocks; ++kb) {
+          if (!active) {
+            // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
+            // below counts for this round of the empty barrier, not the previous one), then release it.
+            ptx::mbarrier_wait(full_bars + 8 * stage, phase);
+            if (lane == 0) ptx::mbarrier_arrive(empty_bars + 8 * stage);
+            if (++stage == kStages) {
+              stage = 0;
+              phase ^= 1u;
+            }
+            continue;
+          }
+          // Issue the scale loads before waiting for the tiles, so their latency hides behind the wait.
+          const float sa0 = ptx::ldg_f32(a_scale0 + (long long)kb * m);
+          const float sa1 = ptx::ldg_f32(a_scale1 + (long long)kb * m);
+          float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
+          if constexpr (!kBScalePerRow) {
+#pragma unroll
+            for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
+          }
+
+          // Wait for the stage's TMA bytes.
+          ptx::mbarrier_wait(full_bars + 8 * stage, phase);
+
+          // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the tensor-core
+          // accumulator restarts at zero every K block (the promotion below does the long accumulation in FP32).
+          const unsigned long long desc_a = ptx::make_smem_desc_sw128(smem_a + stage * kSmemABytes + a_wg_offset);
+          const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + stage * kSmemBBytes);
+          ptx::fence_operands(acc);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kBlockK / 32; ++k) {
+            // k * 32 bytes further along the swizzled row = + 2k in the descriptor's (address >> 4) field.
+            ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
+          }
+          ptx::wgmma_commit_group();
+          ptx::wgmma_wait_group<0>();
+          ptx::fence_operands(acc);
+
+          // The wgmmas of this warp finished reading the stage: release it (one arrival per warp).
+          if (lane == 0) ptx::mbarrier_arrive(empty_bars + 8 * stage);
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+
+          // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores. Only a
+          // contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
+          if constexpr (kBScalePerRow) {
+            // Per-column B scales (1x128 recipe), read inside the promotion; only a tile reaching past N needs the
+            // masked (predicated) variant.
+            const float* row_scales = b_scale + (long long)kb * kN + n0 + chunk_col;
+            const bool full_width = n0 + kBlockN <= kN;
+            const int limit = kN - n0 - chunk_col;
+            if (kContiguous && !all_rows) {
+              if (full_width) {
+                promote_per_row<false, kContiguous>(out, acc, row_scales, sa0, sa1, 0, keep0, keep1);
+              } else {
+                promote_per_row<true, kContiguous>(out, acc, row_scales, sa0, sa1, limit, keep0, keep1);
+              }
+            } else if (full_width) {
+              promote_per_row<false, false>(out, acc, row_scales, sa0, sa1, 0, true, true);
+            } else {
+              promote_per_row<true, false>(out, acc, row_scales, sa0, sa1, limit, true, true);
+            }
+          } else {
+            if (kContiguous && !all_rows) {
+              promote_blocks<kContiguous>(out, acc, sb, sa0, sa1, n0 % 128, keep0, keep1);
+            } else {
+              promote_blocks<false>(out, acc, sb, sa0, sa1, n0 % 128, true, true);
+            }
           }
         }
       }
 
-      // Epilogue: straight from registers to global memory, masked to rows < M and columns < N, C added first.
-      // (The producer is already loading the next tile's stages meanwhile.)
+      // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
+      // first. (The producer is already loading the next tile's stages meanwhile.)
 #pragma unroll
       for (int c = 0; c < kNumChunks; ++c) {
         const int col = n0 + 8 * c + chunk_col;
-        if (row0 < m) store_pair(args, row0, col, out[4 * c + 0], out[4 * c + 1]);
-        if (row1 < m) store_pair(args, row1, col, out[4 * c + 2], out[4 * c + 3]);
+        if (tile_row0 < tile.rows) store_pair(args, row0, col, out[4 * c + 0], out[4 * c + 1]);
+        if (tile_row1 < tile.rows) store_pair(args, row1, col, out[4 * c + 2], out[4 * c + 3]);
       }
     }
   }

@@ -16,14 +16,28 @@
 //   JDG_B_SCALE_PER_ROW     0: b_scale is 128x128 blocks [nb, kb] (row-major); 1: per-row 1x128 [kb, N] (N fastest)
 //   JDG_OUT_F32             0: D is bfloat16; 1: D is float32
 //   JDG_C_KIND              0: no C; 1: C is bfloat16 [M, N]; 2: C is float32 [M, N]
+//   JDG_GROUPED_MODE        optional, default 0 (kFp8GemmDense); one of the kFp8Gemm* modes below. Grouped modes
+//                           take no C (JDG_C_KIND 0) and read args.groups on the device.
 //
-// Launch: grid = min(num_sms, number of tiles) persistent CTAs (1-D), block = fp8_gemm_num_threads(BLOCK_M),
-// dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES), no cluster.
+// Launch: grid = min(num_sms, fp8_gemm_max_tiles(...)) persistent CTAs (1-D), block = fp8_gemm_num_threads(BLOCK_M),
+// dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES), no cluster. The grid depends on static
+// shapes only; the kernel counts the tiles of grouped modes on the device (a CTA with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
-//   A: uint8, 2-D, dims {K, M}, row stride K bytes (K % 16 == 0 is guaranteed by the caller), box {128, BLOCK_M},
-//      128-byte swizzle, out-of-bounds elements zero-filled.
-//   B: uint8, 2-D, dims {K, N}, row stride K bytes, box {128, BLOCK_N}, 128-byte swizzle, zero fill.
+//   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),
+//      box {128, BLOCK_M}, 128-byte swizzle, out-of-bounds elements zero-filled.
+//   B: uint8, 2-D, dims {K, G * N} (all groups' [N, K] blocks stacked; G = 1 for dense), row stride K bytes,
+//      box {128, BLOCK_N}, 128-byte swizzle, zero fill.
+//
+// Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
+//   kFp8GemmContiguous  A [M, K], a_scale [kb, M], D [M, N]; groups = m_indices int32 [M]: row m uses expert
+//                       groups[m]; an id outside [0, G) gives a zero row. Any ids are allowed (see fp8_gemm.cuh).
+//   kFp8GemmRagged      A [M, K], a_scale [kb, M], D [M, N]; groups = group_sizes int32 [G]: group g owns the next
+//                       max(groups[g], 0) rows, cut at M; rows past the last group are written as zeros.
+//   kFp8GemmMasked      A [G * group_m, K], a_scale [kb, G * group_m], D [G * group_m, N] (group g's rows start at
+//                       g * group_m); groups = masked_m int32 [G]: rows r < clamp(groups[g], 0, group_m) of group g
+//                       are computed, the others are not written.
+//   B scales of group g: 128x128 [G, nb, kb] (row-major) or per row [G, kb, N].
 #pragma once
 
 namespace jdg {
@@ -35,11 +49,20 @@ struct alignas(64) TmaDescriptor {
 
 struct Fp8GemmArgs {
   const float* a_scale;  // [kb, M]: A's 1x128 scales, M fastest (kb = ceil(K / 128))
-  const float* b_scale;  // [nb, kb] (128x128 blocks) or [kb, N] (per row), see JDG_B_SCALE_PER_ROW
+  const float* b_scale;  // [nb, kb] (128x128 blocks) or [kb, N] (per row), see JDG_B_SCALE_PER_ROW; per group
   const void* c;         // [M, N] row-major or nullptr (JDG_C_KIND == 0)
   void* d;               // [M, N] row-major output
-  int m;                 // rows of A, C and D (>= 1)
+  int m;                 // rows of A, C and D (>= 1); masked: G * group_m
+  const int* groups;     // grouped modes: m_indices [M], group_sizes [G] or masked_m [G] (device data, any values)
+  int num_groups;        // G (>= 1); 1 for dense
+  int group_m;           // masked: rows per group; unused otherwise
 };
+
+// JDG_GROUPED_MODE values.
+constexpr int kFp8GemmDense = 0;
+constexpr int kFp8GemmContiguous = 1;
+constexpr int kFp8GemmRagged = 2;
+constexpr int kFp8GemmMasked = 3;
 
 constexpr int kFp8BlockK = 128;              // K elements per pipeline stage and per scale block
 constexpr int kMaxDynamicSmemBytes = 232448;  // sm_90 opt-in limit per block
@@ -57,6 +80,15 @@ constexpr bool fp8_gemm_block_n_supported(int block_n) {
 }
 
 constexpr int fp8_gemm_align(int x, int a) { return (x + a - 1) / a * a; }
+
+// An upper bound of the tiles the kernel runs, from static shapes only (the grid is min(num_sms, this)).
+// m: rows of A (masked: rows per group), g: groups. Ragged: the G groups and the zero tail are G + 1 row segments
+// of total length M, each starting a new M block, so sum ceil(rows / BLOCK_M) <= ceil(M / BLOCK_M) + G.
+constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long long g, int block_m, int block_n) {
+  const long long m_blocks = (m + block_m - 1) / block_m;
+  const long long n_blocks = (n + block_n - 1) / block_n;
+  return (mode == kFp8GemmMasked ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
+}
 
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes),

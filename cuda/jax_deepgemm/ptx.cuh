@@ -42,6 +42,32 @@ __device__ __forceinline__ int shfl0(int v) {
   return r;
 }
 
+// Warp-wide min of a signed value over all 32 lanes (the warp must be converged).
+__device__ __forceinline__ int redux_min(int v) {
+  int r;
+  asm volatile("redux.sync.min.s32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
+// Whether the predicate holds in any / every lane of the (converged) warp.
+__device__ __forceinline__ bool vote_any(bool p) {
+  unsigned int r;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nvote.sync.any.pred q, p, 0xffffffff;\nselp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(static_cast<unsigned int>(p)));
+  return r != 0;
+}
+
+__device__ __forceinline__ bool vote_all(bool p) {
+  unsigned int r;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nvote.sync.all.pred q, p, 0xffffffff;\nselp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(static_cast<unsigned int>(p)));
+  return r != 0;
+}
+
 // ----------------------------------------------------------------------------------------------- shared memory
 
 __device__ __forceinline__ unsigned int smem_addr(const void* p) {
@@ -194,6 +220,13 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 __device__ __forceinline__ float ldg_f32(const float* p) {
   float r;
   asm("ld.global.nc.f32 %0, [%1];" : "=f"(r) : "l"(p));
+  return r;
+}
+
+// The same for the int32 group data of the grouped GEMMs (expert ids, group sizes, masks).
+__device__ __forceinline__ int ldg_s32(const int* p) {
+  int r;
+  asm("ld.global.nc.s32 %0, [%1];" : "=r"(r) : "l"(p));
   return r;
 }
 

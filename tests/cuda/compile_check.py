@@ -120,8 +120,13 @@ def wrapper_source(cfg: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+GROUPED_MODES = {1: "contiguous", 2: "ragged", 3: "masked"}  # JDG_GROUPED_MODE (fp8_gemm_abi.h); 0 is dense
+
+
 def cfg_name(cfg):
-    return (f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
+    mode = cfg.get("GROUPED_MODE", 0)
+    return ((f"{GROUPED_MODES[mode]}_" if mode else "") +
+            f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}")
 
 
@@ -198,9 +203,21 @@ def sweep(quick: bool):
     macro_combos = list(itertools.product([0, 1, 2], [0, 1], [0, 1], [(0, 0), (0, 1), (1, 0), (1, 1)]))
     shapes = [(2112, 7168), (130, 208), (7168, 2048), (1, 16), (4096, 200 // 16 * 16)]
 
-    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0)):
-        return {"N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "STAGES": st, "A_E5M2": e[0], "B_E5M2": e[1],
-                "B_SCALE_PER_ROW": row, "OUT_F32": out32, "C_KIND": ckind}
+    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0), mode=0):
+        c = {"N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "STAGES": st, "A_E5M2": e[0], "B_E5M2": e[1],
+             "B_SCALE_PER_ROW": row, "OUT_F32": out32, "C_KIND": ckind}
+        if mode:
+            c["GROUPED_MODE"] = mode
+        return c
+
+    # The grouped modes (no C): each with 128x128 and per-row B scales, a straddling and a dividing BLOCK_N, and
+    # the widest BLOCK_N the heuristic picks (register pressure of the contiguous pass bookkeeping).
+    grouped = []
+    for mode in GROUPED_MODES:
+        grouped += [cfg(128, 128, max_stages(128, 128), 4096, 7168, mode=mode),
+                    cfg(64, 112, 3, 130, 208, 0, 1, 1, (0, 1), mode=mode),
+                    cfg(128, 192, max_stages(128, 192), 7168, 2048, mode=mode),
+                    cfg(128, 176, 3, 7168, 2048, 0, 0, 1, mode=mode)]
 
     if quick:
         for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256)]:
@@ -208,6 +225,7 @@ def sweep(quick: bool):
         for ckind, out32, row, e in [(1, 0, 0, (0, 0)), (2, 1, 1, (1, 0)), (0, 1, 1, (0, 1)), (2, 0, 0, (1, 1))]:
             jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
         jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))
+        jobs += [(c, True) for c in grouped]
         return jobs
 
     i = 0
@@ -223,6 +241,11 @@ def sweep(quick: bool):
         # per-row B scales and the straddling 128x128 path are register-heavier: check regs for every BN
         for bn in BLOCK_NS:
             jobs.append((cfg(bm, bn, 2, 2112, 7168, 1, 0, 1, (0, 0)), True))
+    jobs += [(c, True) for c in grouped]
+    for mode in GROUPED_MODES:  # every BLOCK_N with both B-scale kinds
+        for bn in BLOCK_NS[:12]:
+            jobs.append((cfg(128, bn, 2, 2112, 7168, 0, 0, 0, (0, 0), mode=mode), True))
+            jobs.append((cfg(64, bn, 2, 2112, 7168, 0, 1, 1, (0, 0), mode=mode), True))
     # every macro combination on two tile shapes (one straddling 128-column scale blocks, one not)
     for bm, bn in [(128, 112), (64, 64)]:
         for ck, o32, row, e in macro_combos:
@@ -237,6 +260,12 @@ NVCC_CONFIGS = [
      "B_SCALE_PER_ROW": 0, "OUT_F32": 1, "C_KIND": 2},
     {"N": 7168, "K": 2048, "BLOCK_M": 128, "BLOCK_N": 112, "STAGES": 5, "A_E5M2": 0, "B_E5M2": 1,
      "B_SCALE_PER_ROW": 1, "OUT_F32": 0, "C_KIND": 1},
+    {"N": 4096, "K": 7168, "BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 6, "A_E5M2": 0, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 0, "OUT_F32": 0, "C_KIND": 0, "GROUPED_MODE": 1},
+    {"N": 130, "K": 208, "BLOCK_M": 64, "BLOCK_N": 144, "STAGES": 4, "A_E5M2": 0, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 1, "OUT_F32": 1, "C_KIND": 0, "GROUPED_MODE": 2},
+    {"N": 7168, "K": 2048, "BLOCK_M": 128, "BLOCK_N": 112, "STAGES": 5, "A_E5M2": 0, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 0, "OUT_F32": 0, "C_KIND": 0, "GROUPED_MODE": 3},
 ]
 
 

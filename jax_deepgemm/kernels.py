@@ -73,4 +73,5 @@ def fp8_grouped_gemm_nt(a, a_scale, b, b_scale, group_sizes, *, out_dtype):
 
 
 def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
-    return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=expected_m)
+    # Only a heuristic hint: clamped to M here, so that any Python int fits the i64 attribute.
+    return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=min(expected_m, a.shape[1]))

@@ -71,7 +71,7 @@ def test_ragged_lowers_to_the_ffi_call_with_per_row_scales():
     assert f"tensor<{g * 2}x{n}xf32>, tensor<{g}xi32>) -> tensor<{m}x{n}xf32>" in types, types
 
 
-@pytest.mark.parametrize("expected_m", [1, 256, 4096])
+@pytest.mark.parametrize("expected_m", [1, 256, 4096, 2**70])
 def test_masked_lowers_to_the_ffi_call(expected_m):
     g, m, n, k = 4, 1024, 4096, 7168
     a, b = _lhs(m, k, lead=(g,)), _rhs(g, n, k)
@@ -79,7 +79,7 @@ def test_masked_lowers_to_the_ffi_call(expected_m):
     text = _lower_cuda(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, expected_m), a, b, masked_m)
     assert "dot_general" not in text
     attrs = _attributes(text)
-    assert attrs["grouping"] == '"masked"' and attrs["expected_m"] == f"{expected_m} : i64"
+    assert attrs["grouping"] == '"masked"' and attrs["expected_m"] == f"{min(expected_m, m)} : i64"  # hint <= M
     assert attrs["m"] == f"{m} : i64" and attrs["num_groups"] == f"{g} : i64"
     types = _operand_types(text)
     # a flattened to [G*M, K], its scales to [kb, G*M]; d comes back as [G*M, N] and is reshaped to [G, M, N]

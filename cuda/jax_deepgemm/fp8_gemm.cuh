@@ -152,6 +152,9 @@ struct Tile {
   int row0, rows, n_block, group;
 };
 
+// ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
+__device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
+
 // Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
 // keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
@@ -190,18 +193,18 @@ struct TileScheduler {
       constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
       for (;;) {
         if (group > args.num_groups + kLastGroupOffset) return false;
-        const int count = (rows + kBlockM - 1) / kBlockM * kNumNBlocks;
+        const int count = m_blocks_of(rows) * kNumNBlocks;
         if (t < first_tile + count) break;
         first_tile += count;
         start += rows;  // ragged: <= M
         ++group;
         rows = group_rows(args);
       }
-      num_m_blocks = (rows + kBlockM - 1) / kBlockM;
+      num_m_blocks = m_blocks_of(rows);
       local = t - first_tile;
       base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
     } else {
-      num_m_blocks = (args.m + kBlockM - 1) / kBlockM;
+      num_m_blocks = m_blocks_of(args.m);
       if (t >= num_m_blocks * kNumNBlocks) return false;
     }
     int m_block;

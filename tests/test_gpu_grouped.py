@@ -1,0 +1,267 @@
+"""The M-grouped FP8 kernels (contiguous, ragged, masked) on an sm_90 GPU against the float64 oracle: skewed, empty
+and one-token groups, groups of 1..300 rows, every kind of wrong device data (garbage ids, negative and huge sizes
+and masks, sums past M), expert ids changing inside a 128-row block; outputs poisoned with NaN before each launch
+(DG_POISON_OUTPUTS), so every row the contract defines must be written; each family also inside a jitted lax.scan
+(command buffers).
+
+Skipped, saying why, unless an sm_90 GPU is present.
+"""
+
+import os
+
+os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from conftest import (BF16, F32, INT32_MAX, INT32_MIN, assert_matches, cosine, q_lhs, q_lhs_batched,  # noqa: E402
+                      q_rhs_batched, randn, seed_of)
+
+import jax_deepgemm as dg  # noqa: E402
+import oracle  # noqa: E402
+from jax_deepgemm import runtime  # noqa: E402
+
+_SM90 = [d for d in runtime.cuda_devices() if runtime.is_sm90(d)]
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")]
+
+
+def _lhs(m, k, seed):
+    return q_lhs(randn(seed_of("lhs", m, k, seed), (m, k)))
+
+
+def _rhs(g, n, k, seed, per_row=False):
+    x = randn(seed_of("rhs", g, n, k, seed), (g, n, k))
+    return q_lhs_batched(x) if per_row else q_rhs_batched(x)
+
+
+def _deq(a, b):
+    return oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+
+
+def _uses_kernel(fn, *args, grouping) -> bool:
+    return f'grouping = "{grouping}"' in jax.jit(fn).lower(*args).as_text()
+
+
+# ---------------------------------------------------------------------------------------------------- contiguous
+
+def _runs(*runs, pad=0):
+    return np.asarray([e for e, r in runs for _ in range(r)] + [-1] * pad, np.int32)
+
+
+def _garbage_ids(m, g, seed):
+    """Random 32-bit ids (nearly all invalid), with a few valid ones sprinkled in."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(INT32_MIN, INT32_MAX, size=m, dtype=np.int64, endpoint=True).astype(np.int32)
+    valid = rng.random(m) < 0.3
+    ids[valid] = rng.integers(0, g, size=int(valid.sum()))
+    return ids
+
+
+CONTIGUOUS = {
+    # name: (M, G, N, K, ids)
+    "aligned_runs_and_padding": (640, 4, 130, 200, _runs((0, 128), (2, 256), (3, 128), pad=128)),
+    "padding_inside_runs": (512, 4, 130, 200, np.asarray([0] * 100 + [-1] * 28 + [2] * 128 + [1] * 5 + [-1] * 251,
+                                                          np.int32)),
+    "all_padding": (256, 4, 256, 256, np.full(256, -1, np.int32)),
+    "out_of_range_blocks": (512, 4, 130, 200, _runs((4, 128), (INT32_MAX, 128), (INT32_MIN, 128), (1, 128))),
+    "ids_change_at_64": (384, 3, 192, 384, _runs((0, 64), (1, 64), (2, 96), (0, 32), (1, 128))),
+    "ids_change_inside_blocks": (300, 5, 160, 256, np.asarray([(i * 7 // 13) % 6 - 1 for i in range(300)], np.int32)),
+    "random_ids_every_row": (256, 6, 144, 128, np.random.default_rng(1).integers(-2, 8, 256).astype(np.int32)),
+    "garbage_32bit": (384, 8, 128, 256, _garbage_ids(384, 8, 2)),
+    "one_row": (1, 2, 16, 16, np.asarray([1], np.int32)),
+    "three_rows_one_expert": (3, 4, 130, 200, np.asarray([3, 3, 3], np.int32)),
+    "m_tail_not_multiple_of_128": (200, 2, 520, 1000, _runs((1, 128), (0, 72))),
+    "skewed_one_expert_g16": (512, 16, 256, 512, _runs((15, 512))),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTIGUOUS))
+def test_contiguous(name):
+    m, g, n, k, ids = CONTIGUOUS[name]
+    a, b = _lhs(m, k, name), _rhs(g, n, k, name)
+    ids = jnp.asarray(ids)
+    fn = jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous)
+    if name == "aligned_runs_and_padding":
+        assert _uses_kernel(dg.m_grouped_fp8_gemm_nt_contiguous, a, b, ids, grouping="contiguous")
+    a64, b64 = _deq(a, b)
+    expected = oracle.contiguous(a64, b64, np.asarray(ids))
+    bound = oracle.contiguous(a64, b64, np.asarray(ids), fn=oracle.gemm_bound)
+    out = fn(a, b, ids)
+    assert_matches(out, expected, bound, BF16)
+    np.testing.assert_array_equal(np.asarray(fn(a, b, ids).astype(F32)), np.asarray(out.astype(F32)))
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_contiguous_f32_out_and_per_row_scales(per_row):
+    m, g, n, k = 512, 4, 384, 640
+    ids = jnp.asarray(_runs((2, 128), (0, 100), (-1, 28), (3, 256)))
+    a, b = _lhs(m, k, "f32"), _rhs(g, n, k, "f32", per_row=per_row)
+    a64, b64 = _deq(a, b)
+    out = jax.jit(lambda a, b, i: dg.m_grouped_fp8_gemm_nt_contiguous(a, b, i, out_dtype=F32))(a, b, ids)
+    assert_matches(out, oracle.contiguous(a64, b64, ids), oracle.contiguous(a64, b64, ids, fn=oracle.gemm_bound), F32)
+
+
+def test_contiguous_nan_in_padding_rows_stays_out():
+    """A padding row full of NaN bytes and an expert whose weights hold NaN must not leak into other rows."""
+    m, g, n, k = 256, 3, 128, 256
+    ids = np.asarray([0] * 64 + [-1] * 32 + [1] * 32 + [2] * 128, np.int32)
+    a, b = _lhs(m, k, "nan"), _rhs(g, n, k, "nan")
+    a_data = np.asarray(a[0]).copy()
+    a_data[64:96] = np.float32("nan")  # padding rows: NaN bytes in FP8
+    b_data = np.asarray(b[0]).copy()
+    b_data[2, 5, 7] = np.float32("nan")  # expert 2 has a NaN weight: only its rows see it (column 5)
+    a, b = (jnp.asarray(a_data), a[1]), (jnp.asarray(b_data), b[1])
+    out = np.asarray(jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous)(a, b, jnp.asarray(ids)).astype(F32))
+    assert np.all(out[64:96] == 0)
+    assert np.all(np.isnan(out[128:, 5])) and np.all(np.isfinite(np.delete(out, 5, axis=1)))
+    assert np.all(np.isfinite(out[:128]))
+
+
+# ---------------------------------------------------------------------------------------------------- ragged
+
+RAGGED = {
+    # name: (M, N, K, sizes)
+    "skewed_and_empty": (600, 130, 200, [0, 500, 0, 37, 1, 0, 62, 0]),
+    "one_token_per_group": (64, 256, 256, [1] * 64),
+    "sizes_1_to_300": (1200, 160, 384, [1, 300, 17, 128, 129, 255, 64, 65, 2, 239]),
+    "rows_past_the_last_group": (500, 144, 128, [100, 3, 50]),
+    "negative_and_int32_max": (400, 130, 200, [50, -7, INT32_MIN, 60, INT32_MAX, 40]),
+    "sum_overflows_int32": (300, 128, 128, [INT32_MAX, INT32_MAX, INT32_MAX, 5]),
+    "sum_past_m": (256, 192, 256, [100, 100, 100, 100]),
+    "all_empty": (130, 130, 200, [0, 0, -1]),
+    "300_groups": (700, 128, 256, list(np.random.default_rng(3).integers(0, 4, 300))),
+    "single_group_all_rows": (1000, 520, 1000, [1000]),
+}
+
+
+@pytest.mark.parametrize("name", list(RAGGED))
+def test_ragged(name):
+    m, n, k, sizes = RAGGED[name]
+    g = len(sizes)
+    a, b = _lhs(m, k, name), _rhs(g, n, k, name)
+    sizes = jnp.asarray(np.asarray(sizes, np.int64).clip(INT32_MIN, INT32_MAX).astype(np.int32))
+    fn = jax.jit(dg.fp8_grouped_gemm_nt)
+    if name == "skewed_and_empty":
+        assert _uses_kernel(dg.fp8_grouped_gemm_nt, a, b, sizes, grouping="ragged")
+    a64, b64 = _deq(a, b)
+    out = fn(a, b, sizes)
+    assert_matches(out, oracle.ragged(a64, b64, np.asarray(sizes)),
+                   oracle.ragged(a64, b64, np.asarray(sizes), fn=oracle.gemm_bound), BF16)
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_ragged_f32_out_and_per_row_scales(per_row):
+    m, n, k, sizes = 700, 384, 640, jnp.asarray([200, 0, 333, 100], jnp.int32)
+    a, b = _lhs(m, k, "rf32"), _rhs(4, n, k, "rf32", per_row=per_row)
+    a64, b64 = _deq(a, b)
+    out = jax.jit(lambda a, b, s: dg.fp8_grouped_gemm_nt(a, b, s, out_dtype=F32))(a, b, sizes)
+    assert_matches(out, oracle.ragged(a64, b64, sizes), oracle.ragged(a64, b64, sizes, fn=oracle.gemm_bound), F32)
+
+
+def test_ragged_deepseek_like_shape():
+    """MoE-sized: 8 experts, 2048 tokens routed unevenly, N=1024, K=4096 (the float64 oracle bounds the size)."""
+    m, n, k, g = 2048, 1024, 4096, 8
+    sizes = jnp.asarray(np.random.default_rng(4).multinomial(m - 37, np.full(g, 1 / g)).astype(np.int32))
+    a, b = _lhs(m, k, "ds"), _rhs(g, n, k, "ds")
+    a64, b64 = _deq(a, b)
+    out = jax.jit(dg.fp8_grouped_gemm_nt)(a, b, sizes)
+    assert_matches(out, oracle.ragged(a64, b64, sizes), oracle.ragged(a64, b64, sizes, fn=oracle.gemm_bound), BF16)
+
+
+def test_ragged_dot_forward_and_backward_on_gpu():
+    m, k, n, g = 512, 1024, 768, 6
+    lhs = randn(seed_of("rd-x"), (m, k), BF16, spread=False)
+    rhs = randn(seed_of("rd-w"), (g, k, n), BF16, spread=False) / 32
+    sizes = jnp.asarray([100, 0, 150, 62, 200, 0], jnp.int32)
+
+    def loss(dot, x, w):
+        return jnp.mean(jnp.square(dot(x, w, sizes).astype(F32)))
+
+    grads = jax.jit(jax.grad(lambda x, w: loss(dg.ragged_dot, x, w), argnums=(0, 1)))(lhs, rhs)
+    with jax.default_matmul_precision("highest"):
+        ref = jax.grad(lambda x, w: loss(jax.lax.ragged_dot, x, w), argnums=(0, 1))(lhs.astype(F32), rhs.astype(F32))
+    for got, want in zip(grads, ref):
+        assert cosine(got, want) > 0.995
+
+
+# ---------------------------------------------------------------------------------------------------- masked
+
+MASKED = {
+    # name: (G, M, N, K, masked_m, expected_m)
+    "zero_full_over_negative": (6, 256, 130, 200, [0, 256, 300, -5, 100, 129], 128),
+    "int32_extremes": (4, 192, 256, 256, [INT32_MAX, INT32_MIN, 1, 64], 64),
+    "m_not_multiple_of_block": (4, 200, 144, 384, [200, 199, 73, 1], 150),
+    "small_m_many_groups": (16, 40, 128, 128, list(range(0, 48, 3)), 20),
+    "expected_m_1": (3, 512, 384, 640, [500, 12, 512], 1),
+    "all_zero": (2, 128, 128, 128, [0, 0], 64),
+}
+
+
+@pytest.mark.parametrize("name", list(MASKED))
+def test_masked(name):
+    g, m, n, k, masked_m, expected_m = MASKED[name]
+    x = randn(seed_of("mx", name), (g, m, k))
+    a, b = q_lhs_batched(x), _rhs(g, n, k, name)
+    masked_m = jnp.asarray(masked_m, jnp.int32)
+    fn = jax.jit(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, expected_m))
+    if name == "zero_full_over_negative":
+        assert _uses_kernel(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, expected_m), a, b, masked_m,
+                            grouping="masked")
+    a64, b64 = _deq(a, b)
+    valid = oracle.masked_valid(masked_m, g, m)
+    out = fn(a, b, masked_m)
+    assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=valid)
+
+
+@pytest.mark.parametrize("per_row", [False, True])
+def test_masked_f32_out_and_per_row_scales(per_row):
+    g, m, n, k = 3, 384, 256, 512
+    x = randn(seed_of("mf32"), (g, m, k))
+    a, b = q_lhs_batched(x), _rhs(g, n, k, "mf32", per_row=per_row)
+    masked_m = jnp.asarray([384, 77, 200], jnp.int32)
+    a64, b64 = _deq(a, b)
+    out = jax.jit(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, 200, out_dtype=F32))(a, b, masked_m)
+    assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), F32,
+                   rows=oracle.masked_valid(masked_m, g, m))
+
+
+# ---------------------------------------------------------------------------------------------------- scan
+
+def test_grouped_inside_scan():
+    """Every family, launched several times inside one jitted lax.scan (XLA may capture them in a command buffer),
+    with the group data changing from step to step: the kernels read it on the device."""
+    steps, m, n, k, g = 4, 256, 256, 384, 4
+    rng = np.random.default_rng(5)
+    xs = randn(seed_of("scan-x"), (steps, m, k))
+    a_steps = jax.vmap(dg.per_token_cast_to_fp8)(xs)
+    b = _rhs(g, n, k, "scan")
+    ids = jnp.asarray(np.stack([np.sort(rng.integers(-1, g + 1, m)).astype(np.int32) for _ in range(steps)]))
+    sizes = jnp.asarray(rng.integers(-20, 120, (steps, g)).astype(np.int32))
+    masked_m = jnp.asarray(rng.integers(-10, m // g + 20, (steps, g)).astype(np.int32))
+
+    @jax.jit
+    def run(a_steps, b, ids, sizes, masked_m):
+        def body(carry, xs):
+            a_data, a_scale, i, s, mm = xs
+            a = (a_data, a_scale)
+            c = dg.m_grouped_fp8_gemm_nt_contiguous(a, b, i, out_dtype=F32)
+            r = dg.fp8_grouped_gemm_nt(a, b, s, out_dtype=F32)
+            a3 = (a_data.reshape(g, m // g, k), a_scale.reshape(g, m // g, -1))
+            d = dg.m_grouped_fp8_gemm_nt_masked(a3, b, mm, m // g, out_dtype=F32)
+            return carry + 1, (c, r, d)
+        return jax.lax.scan(body, 0, (a_steps[0], a_steps[1], ids, sizes, masked_m))
+
+    assert 'grouping = "masked"' in run.lower(a_steps, b, ids, sizes, masked_m).as_text()
+    _, (cs, rs, ds) = run(a_steps, b, ids, sizes, masked_m)
+    b64 = oracle.dequant_rhs(*b)
+    for i in range(steps):
+        a64 = oracle.dequant_lhs(a_steps[0][i], a_steps[1][i])
+        assert_matches(cs[i], oracle.contiguous(a64, b64, ids[i]),
+                       oracle.contiguous(a64, b64, ids[i], fn=oracle.gemm_bound), F32)
+        assert_matches(rs[i], oracle.ragged(a64, b64, sizes[i]), oracle.ragged(a64, b64, sizes[i], fn=oracle.gemm_bound),
+                       F32)
+        a3 = a64.reshape(g, m // g, k)
+        assert_matches(ds[i], oracle.masked(a3, b64), oracle.masked(a3, b64, fn=oracle.gemm_bound), F32,
+                       rows=oracle.masked_valid(masked_m[i], g, m // g))

@@ -1,13 +1,16 @@
 """Quick timings of the M-grouped FP8 kernels on DeepGEMM's grouped shapes (GPU.md), for GPU sessions.
 
-Median wall time of 20 jitted calls (each waited for), so it includes the launch overhead of a jitted call (tens of
-microseconds); the benchmark suite (benchmarks/) measures kernel time properly. TFLOPS count valid rows only.
+Per shape: `kernel` = device time of the jdg kernel and `program` = of every kernel of the jitted op (layout
+transposes included), both from the profiler trace with an L2 flush before each call (jax_deepgemm.bench.profile,
+median of ITERS); `wall` = wall time per call, back to back. TFLOPS (from the kernel time) count valid rows only.
+With --wall, wall time only (median of 20 waited calls), no profiler.
 
-    python tools/time_grouped.py
+    python tools/time_grouped.py [--wall]
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import jax
@@ -16,8 +19,20 @@ import numpy as np
 
 import jax_deepgemm as dg
 
+ITERS = 10
+WALL_ONLY = "--wall" in sys.argv
+_details = [""]
+
 
 def _median_s(fn, *args, repeats=20):
+    """Seconds per call: the jdg kernel's device time (wall time per call with --wall); prints the details."""
+    if not WALL_ONLY:
+        from jax_deepgemm.bench import profile
+
+        kernel = profile(fn, args, iters=ITERS, kernel_prefix="jdg_")
+        program = profile(fn, args, iters=ITERS, kernel_prefix=None)
+        _details[0] = f"program {program['us']:8.1f} us  wall {kernel['wall_us']:8.1f} us"
+        return kernel["us"] * 1e-6
     jax.block_until_ready(fn(*args))
     samples = []
     for _ in range(repeats):
@@ -33,7 +48,8 @@ def _weights(g, n, k):
 
 
 def _report(name, seconds, flops):
-    print(f"{name:<52} {seconds * 1e6:9.1f} us {flops / seconds / 1e12:8.1f} TFLOPS", flush=True)
+    print(f"{name:<48} {'kernel' if not WALL_ONLY else 'wall'} {seconds * 1e6:9.1f} us "
+          f"{flops / seconds / 1e12:8.1f} TFLOPS  {_details[0]}", flush=True)
 
 
 def main():
@@ -52,8 +68,6 @@ def main():
         flops = 2 * sum(rows) * n * k
         t = _median_s(jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous), a, b, jnp.asarray(ids))
         _report(f"contiguous {g}x{per_group} N={n} K={k}", t, flops)
-        t = _median_s(jax.jit(dg.fp8_grouped_gemm_nt), a, b, jnp.asarray(aligned, jnp.int32))
-        _report(f"ragged (same rows, sizes) {g}x{per_group} N={n} K={k}", t, 2 * m * n * k)
         unaligned = jnp.asarray(rows, jnp.int32)
         a_u = (a[0][: sum(rows)], a[1][: sum(rows)])
         t = _median_s(jax.jit(dg.fp8_grouped_gemm_nt), a_u, b, unaligned)

@@ -37,8 +37,11 @@ def kernels_active() -> bool:
 
 # Elementwise tolerance, relative to the bound sum_k |a_k b_k| + |c| (float32 accumulation over K <= 512 of exact
 # FP8 products stays far below 1e-5 on the reference; a wrong scale or block shows up as O(1)).
+# The Hopper tensor cores accumulate FP8 products with a reduced mantissa (products are aligned to the largest
+# exponent of each k32 step and only ~13-14 bits are kept; the reason for the per-128-K promotion), so with rows and
+# columns whose magnitudes differ by e^4 an element can be off by ~5e-4 of the bound (seen on an H200 with f32 out).
 F32_RTOL = 1e-5
-F32_RTOL_KERNELS = 5e-4
+F32_RTOL_KERNELS = 2e-3
 
 
 def seed_of(*parts) -> int:

@@ -11,7 +11,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 
 import jax_deepgemm as dg
 import oracle
-from conftest import BF16, F32, INT32_MAX, cosine, q_lhs, q_rhs, randn, seed_of, to64
+from conftest import BF16, F32, INT32_MAX, assert_matches, cosine, q_lhs, q_rhs, randn, seed_of, to64
 
 FWD_DIFF = 2e-3  # calc_diff of the FP8 result against the exact product of the (unquantized) inputs
 GRAD_COSINE = 0.995
@@ -54,7 +54,7 @@ def test_fp8_dot_forward(x_shape, n, x_dtype, w_dtype):
     # It is fp8_gemm_nt on the on-the-fly quantization, up to the output rounding.
     exact = dg.fp8_gemm_nt(q_lhs(x.reshape(-1, k)), q_rhs(w.T), out_dtype=F32)
     a64, b64 = oracle.dequant_lhs(*q_lhs(x.reshape(-1, k))), oracle.dequant_rhs(*q_rhs(w.T))
-    np.testing.assert_allclose(to64(exact), oracle.gemm(a64, b64), rtol=1e-5, atol=1e-5 * np.abs(a64 @ b64.T).max())
+    assert_matches(exact, oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), F32)
     rtol = 2.0**-8 if x_dtype == BF16 else 1e-6
     np.testing.assert_allclose(to64(out).reshape(-1, n), to64(exact), rtol=rtol, atol=1e-6)
 

@@ -2,7 +2,7 @@
 
 Dense and MoE grouped FP8 GEMMs (1x128 activation scales, 128x128 or 1x128 weight scales, FP32 promotion every 128
 K) as JAX primitives: Hopper (sm_90) kernels JIT-compiled behind XLA FFI custom calls, and a pure-JAX reference with
-the same semantics everywhere else. See API.md-style docs in README.md.
+the same semantics everywhere else. README.md gives an overview; each function's docstring its contract.
 """
 
 from .differentiable import fp8_dot, ragged_dot

@@ -33,7 +33,8 @@ def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
     m, n = a.shape[0], b.shape[0]
     a, b = _pad_k(a), _pad_k(b)
     per_row = b_scale.shape[0] == n and n > 1
-    # A's scales are read per K block for a run of rows, so the kernel wants them M-major: [kb, M].
+    # Scales are read per K block for a run of rows or columns, so the kernel wants them M-/N-major: a_scale
+    # [kb, M], per-row b_scale [kb, N]; 128x128 block scales stay [nb, kb].
     b_scale_arg = b_scale.T if per_row else b_scale
     operands = [a, a_scale.T, b, b_scale_arg] + ([c] if c is not None else [])
     call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((m, n), out_dtype))

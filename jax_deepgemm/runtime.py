@@ -115,7 +115,6 @@ def use_kernels() -> bool:
     Kernels are used on sm_90 devices, and when lowering for CUDA with no GPU present (ahead-of-time lowering and
     export: the program then names our kernels). Any other CUDA GPU gets the reference, with one warning.
     """
-    global _warned_fallback
     if os.environ.get("JAX_DEEPGEMM_DISABLE_KERNELS", "0") not in ("", "0"):
         return False
     devices = cuda_devices()

@@ -76,3 +76,15 @@ def fp8_grouped_gemm_nt(a, a_scale, b, b_scale, group_sizes, *, out_dtype):
 def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
     # Only a heuristic hint: clamped to M here, so that any Python int fits the i64 attribute.
     return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=min(expected_m, a.shape[1]))
+
+
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c):
+    """The k-grouped layout (fp8_gemm_abi.h, kFp8GemmKGrouped): A [M, K] and B [N, K] as they are (K is a multiple of
+    128, segments run along it), both 1x128 scales M-/N-major ([kb, M], [kb, N]), C and D flat [G * M, N] float32."""
+    (m, k), n, g = a.shape, b.shape[0], group_sizes.shape[0]
+    operands = [a, a_scale.T, b, b_scale.T, group_sizes] + ([c[0].reshape(g * m, n)] if c else [])
+    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), jnp.float32))
+    attributes = _common_attributes(a, b, True, jnp.float32)
+    d = call(*operands, m=m, n=n, c_kind=_C_KIND[jnp.dtype(jnp.float32) if c else None], grouping="k_grouped",
+             num_groups=g, expected_m=0, **attributes)
+    return d.reshape(g, m, n)

@@ -116,6 +116,7 @@ grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_abstract, ref
                          kernels.fp8_grouped_gemm_nt)
 m_grouped_masked = _define("jax_deepgemm_m_grouped_masked", _masked_abstract,
                            reference.m_grouped_fp8_gemm_nt_masked, kernels.m_grouped_fp8_gemm_nt_masked)
-k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_abstract, reference.k_grouped_fp8_gemm_nt_contiguous)
+k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_abstract, reference.k_grouped_fp8_gemm_nt_contiguous,
+                    kernels.k_grouped_fp8_gemm_nt_contiguous)
 
 FAMILIES = (fp8_gemm, m_grouped_contiguous, grouped_ragged, m_grouped_masked, k_grouped)

@@ -31,15 +31,16 @@ const char* grouping_name(Grouping g) {
     case Grouping::kContiguous: return "contiguous";
     case Grouping::kRagged: return "ragged";
     case Grouping::kMasked: return "masked";
+    case Grouping::kKGrouped: return "k_grouped";
   }
   return "?";
 }
 
 Grouping parse_grouping(const std::string& name) {
-  for (Grouping g : {Grouping::kDense, Grouping::kContiguous, Grouping::kRagged, Grouping::kMasked})
+  for (Grouping g : {Grouping::kDense, Grouping::kContiguous, Grouping::kRagged, Grouping::kMasked, Grouping::kKGrouped})
     if (name == grouping_name(g)) return g;
-  throw std::invalid_argument("jdg_fp8_gemm: grouping must be \"dense\", \"contiguous\", \"ragged\" or \"masked\", "
-                              "got \"" + name + "\"");
+  throw std::invalid_argument("jdg_fp8_gemm: grouping must be \"dense\", \"contiguous\", \"ragged\", \"masked\" or "
+                              "\"k_grouped\", got \"" + name + "\"");
 }
 
 namespace {
@@ -62,13 +63,19 @@ void validate(const Fp8GemmProblem& p) {
     return;
   }
   // Grouped: every row, column and tile index the kernel forms must fit in int32.
-  if (p.c_kind != 0) fail(std::string("the ") + grouping_name(p.grouping) + " grouped GEMM takes no C");
+  if (p.grouping == Grouping::kKGrouped) {
+    if (!p.b_scale_per_row || !p.out_f32 || p.c_kind == 1)
+      fail("the k-grouped GEMM takes per-row B scales, a float32 output and no C or a float32 one");
+    if (p.k % kFp8BlockK != 0) fail("the k-grouped GEMM needs k % 128 == 0, got " + std::to_string(p.k));
+  } else if (p.c_kind != 0) {
+    fail(std::string("the ") + grouping_name(p.grouping) + " grouped GEMM takes no C");
+  }
   if (p.num_groups < 1 || p.num_groups > kIntMax)
     fail("num_groups must be in [1, 2^31), got " + std::to_string(p.num_groups));
   if (p.num_groups * p.n > kIntMax)
     fail("num_groups * n must be < 2^31 (rows of the stacked B), got " + std::to_string(p.num_groups * p.n));
-  if (p.grouping == Grouping::kMasked && p.num_groups * p.m > kIntMax)
-    fail("num_groups * m must be < 2^31 (rows of the stacked A), got " + std::to_string(p.num_groups * p.m));
+  if ((p.grouping == Grouping::kMasked || p.grouping == Grouping::kKGrouped) && p.num_groups * p.m > kIntMax)
+    fail("num_groups * m must be < 2^31 (rows of the stacked A or D), got " + std::to_string(p.num_groups * p.m));
   // The largest tile count any configuration can have (BLOCK_M 64, BLOCK_N 16).
   if (fp8_gemm_max_tiles(mode(p), p.m, p.n, p.num_groups, 64, 16) > kIntMax)
     fail("too many tiles (m=" + std::to_string(p.m) + ", n=" + std::to_string(p.n) + ", num_groups=" +
@@ -298,7 +305,8 @@ ffi::Error Initialize(std::int32_t device, Fp8GemmState* state) {
 // (dense) or the int32 group data (grouped).
 ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state, ffi::AnyBuffer a,
                    ffi::AnyBuffer a_scale, ffi::AnyBuffer b, ffi::AnyBuffer b_scale,
-                   std::optional<ffi::AnyBuffer> extra, ffi::Result<ffi::AnyBuffer> d) {
+                   std::optional<ffi::AnyBuffer> extra, std::optional<ffi::AnyBuffer> k_grouped_c,
+                   ffi::Result<ffi::AnyBuffer> d) {
   if (state == nullptr) return ffi::Error::Internal("jdg_fp8_gemm: no state (instantiate did not run)");
   const Fp8GemmProblem& p = state->problem;
   const Fp8GemmConfig& cfg = state->config;
@@ -306,15 +314,18 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   const std::int64_t g = p.num_groups;
   const std::int64_t kb = (p.k + kFp8BlockK - 1) / kFp8BlockK;
   const std::int64_t nb = (p.n + kFp8BlockK - 1) / kFp8BlockK;
+  const bool k_grouped = p.grouping == Grouping::kKGrouped;
   const std::int64_t a_rows = p.grouping == Grouping::kMasked ? g * p.m : p.m;  // masked: groups stacked
+  const std::int64_t d_rows = k_grouped ? g * p.m : a_rows;                      // k-grouped: one [m, n] per group
+  const std::int64_t b_groups = k_grouped ? 1 : g;                               // k-grouped: one B, split along K
   const ffi::DataType a_type = p.a_e5m2 ? ffi::DataType::F8E5M2 : ffi::DataType::F8E4M3FN;
   const ffi::DataType b_type = p.b_e5m2 ? ffi::DataType::F8E5M2 : ffi::DataType::F8E4M3FN;
   const ffi::DataType d_type = p.out_f32 ? ffi::DataType::F32 : ffi::DataType::BF16;
   if (auto e = check_buffer("a", a, a_type, {a_rows, p.k}); e.failure()) return e;
   if (auto e = check_buffer("a_scale", a_scale, ffi::DataType::F32, {kb, a_rows}); e.failure()) return e;
-  if (auto e = check_buffer("b", b, b_type, {g * p.n, p.k}); e.failure()) return e;
-  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, {g * kb, p.n})
-                                 : check_buffer("b_scale", b_scale, ffi::DataType::F32, {g * nb, kb});
+  if (auto e = check_buffer("b", b, b_type, {b_groups * p.n, p.k}); e.failure()) return e;
+  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, {b_groups * kb, p.n})
+                                 : check_buffer("b_scale", b_scale, ffi::DataType::F32, {b_groups * nb, kb});
       e.failure())
     return e;
   if (is_grouped) {
@@ -323,7 +334,18 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
                                          " GEMM needs its int32 group operand");
     const std::int64_t len = p.grouping == Grouping::kContiguous ? p.m : g;
     if (auto e = check_buffer("groups", *extra, ffi::DataType::S32, {len}); e.failure()) return e;
+    if (k_grouped_c.has_value() != (p.c_kind != 0))
+      return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: c_kind=") + std::to_string(p.c_kind) + " but " +
+                                         (k_grouped_c.has_value() ? "a C operand was" : "no C operand was") +
+                                         " passed");
+    if (k_grouped_c.has_value() && !k_grouped)
+      return ffi::Error::InvalidArgument("jdg_fp8_gemm: only the k-grouped GEMM takes a C operand");
+    if (k_grouped_c.has_value()) {
+      if (auto e = check_buffer("c", *k_grouped_c, ffi::DataType::F32, {d_rows, p.n}); e.failure()) return e;
+    }
   } else {
+    if (k_grouped_c.has_value())
+      return ffi::Error::InvalidArgument("jdg_fp8_gemm: the dense GEMM takes at most one operand after b_scale");
     if (extra.has_value() != (p.c_kind != 0))
       return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: c_kind=") + std::to_string(p.c_kind) +
                                          " but " + (extra.has_value() ? "a C operand was" : "no C operand was") +
@@ -333,7 +355,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
       if (auto e = check_buffer("c", *extra, c_type, {p.m, p.n}); e.failure()) return e;
     }
   }
-  if (auto e = check_buffer("d (result)", *d, d_type, {a_rows, p.n}); e.failure()) return e;
+  if (auto e = check_buffer("d (result)", *d, d_type, {d_rows, p.n}); e.failure()) return e;
   if (a_rows == 0) return ffi::Error::Success();
 
   auto loaded = ensure_loaded(state, device);  // normally done at initialize already
@@ -344,12 +366,14 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   TmaDescriptor map_a, map_b;
   if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m); e.failure())
     return e;
-  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), g * p.n, p.k, cfg.block_n); e.failure())
+  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k, cfg.block_n);
+      e.failure())
     return e;
   Fp8GemmArgs args;
   args.a_scale = static_cast<const float*>(a_scale.untyped_data());
   args.b_scale = static_cast<const float*>(b_scale.untyped_data());
-  args.c = !is_grouped && extra.has_value() ? extra->untyped_data() : nullptr;
+  args.c = k_grouped_c.has_value() ? k_grouped_c->untyped_data()
+                                    : (!is_grouped && extra.has_value() ? extra->untyped_data() : nullptr);
   args.d = d->untyped_data();
   args.m = static_cast<int>(a_rows);
   args.groups = is_grouped ? static_cast<const int*>(extra->untyped_data()) : nullptr;
@@ -403,5 +427,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8GemmExecute, jdg::Execute,
                                   .Arg<xla::ffi::AnyBuffer>()  // b
                                   .Arg<xla::ffi::AnyBuffer>()  // b_scale
                                   .OptionalArg<xla::ffi::AnyBuffer>()  // c (dense) or groups (grouped)
+                                  .OptionalArg<xla::ffi::AnyBuffer>()  // c (k-grouped)
                                   .Ret<xla::ffi::AnyBuffer>(),  // d
                               {xla::ffi::Traits::kCmdBufferCompatible});

@@ -13,9 +13,9 @@
 namespace jdg {
 
 // The layouts of fp8_gemm_abi.h's JDG_GROUPED_MODE; the custom call's "grouping" attribute names them.
-enum class Grouping { kDense = 0, kContiguous = 1, kRagged = 2, kMasked = 3 };
+enum class Grouping { kDense = 0, kContiguous = 1, kRagged = 2, kMasked = 3, kKGrouped = 4 };
 
-const char* grouping_name(Grouping g);  // "dense", "contiguous", "ragged", "masked"
+const char* grouping_name(Grouping g);  // "dense", "contiguous", "ragged", "masked", "k_grouped"
 // Parses a name; throws std::invalid_argument naming the accepted ones.
 Grouping parse_grouping(const std::string& name);
 
@@ -61,9 +61,10 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 // per-call-site state, which must be registered (jax.ffi.register_ffi_type) before the handlers.
 //
 // Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool), and
-// for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"; absent: dense), num_groups, expected_m (i64).
-// Operands: a, a_scale, b, b_scale, then C (dense, optional) or the int32 group data (grouped: m_indices [m],
-// group_sizes [G] or masked_m [G]); one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands
+// for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked" | "k_grouped"; absent: dense), num_groups,
+// expected_m (i64). Operands: a, a_scale, b, b_scale, then C (dense, optional) or the int32 group data (grouped:
+// m_indices [m], group_sizes [G] or masked_m [G]) and, k-grouped only, an optional float32 C [G * m, n]; one
+// result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands
 // flattened over the group axis).
 extern "C" XLA_FFI_Error* JdgFp8GemmInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmInitialize(XLA_FFI_CallFrame* call_frame);

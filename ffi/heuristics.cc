@@ -19,6 +19,7 @@
 //     r = M / G (contiguous, ragged: the rows spread evenly) or expected_m (masked)
 // choose BLOCK_M (64 when r <= 64) and give G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its
 // groups being runs of whole blocks); the grid comes from the static bound fp8_gemm_max_tiles, never from r.
+// K-grouped: G full M x N grids whose tiles stream about K / G each.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is all a
 // persistent CTA can usefully prefetch.
@@ -127,23 +128,26 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
                                              std::int64_t g, std::int64_t expected_m, int num_sms,
                                              bool b_scale_per_row) {
   check_shape("select_grouped_fp8_gemm_config", m, n, k, num_sms);
-  if (mode < kFp8GemmContiguous || mode > kFp8GemmMasked)
-    throw std::invalid_argument("select_grouped_fp8_gemm_config: mode must be 1 (contiguous), 2 (ragged) or "
-                                "3 (masked), got " + std::to_string(mode));
+  if (mode < kFp8GemmContiguous || mode > kFp8GemmKGrouped)
+    throw std::invalid_argument("select_grouped_fp8_gemm_config: mode must be 1 (contiguous), 2 (ragged), "
+                                "3 (masked) or 4 (k-grouped), got " + std::to_string(mode));
   if (g < 1) throw std::invalid_argument("select_grouped_fp8_gemm_config: need g >= 1, got " + std::to_string(g));
   const std::int64_t rows = m > 0 ? m : 1;
-  // Rows a group is expected to have.
+  // Rows a group is expected to have (k-grouped: every group has all M rows, over about K / G of K).
   std::int64_t per_group = ceil_div(rows, g);
   if (mode == kFp8GemmMasked) per_group = expected_m > 0 ? std::min(expected_m, rows) : rows;
+  if (mode == kFp8GemmKGrouped) per_group = rows;
   const int block_m = per_group <= 64 ? 64 : 128;
   std::int64_t m_blocks = g * ceil_div(per_group, block_m);
   if (mode == kFp8GemmContiguous) m_blocks = ceil_div(rows, block_m);
   if (mode == kFp8GemmRagged) m_blocks = std::min(m_blocks, ceil_div(rows, block_m) + g);
-  Fp8GemmConfig best = choose(block_m, m_blocks, n, k, num_sms, b_scale_per_row);
+  const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
+  Fp8GemmConfig best = choose(block_m, m_blocks, n, k_per_tile, num_sms, b_scale_per_row);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? bound : 0));
   if (env::print_configs()) {
-    static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked"};
+    static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
+                                         "k_grouped"};
     print_once(describe(kNames[mode], m, n, k, num_sms, b_scale_per_row) + " g=" + std::to_string(g) +
                    (mode == kFp8GemmMasked ? " expected_m=" + std::to_string(expected_m) : ""),
                best);

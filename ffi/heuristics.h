@@ -23,7 +23,7 @@ struct Fp8GemmConfig {
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
                                      bool b_scale_per_row = false);
 
-// The same for the M-grouped GEMMs; `mode` is a JDG_GROUPED_MODE value (fp8_gemm_abi.h), m the rows of A (masked:
+// The same for the grouped GEMMs; `mode` is a JDG_GROUPED_MODE value (fp8_gemm_abi.h), m the rows of A (masked:
 // per group), g the number of groups, expected_m (masked) the expected rows per group (<= 0: m). The model sizes
 // BLOCK_M and the waves by the rows a group is expected to have: M / G (contiguous, ragged) or expected_m (masked);
 // the grid is min(num_sms, fp8_gemm_max_tiles(...)), a bound from the static shapes. Throws std::invalid_argument

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import platform
+from functools import partial
 import sys
 
 
@@ -48,6 +49,15 @@ def _parse_shape(text: str, count: int, flag: str) -> tuple[int, ...]:
     return values
 
 
+# warmup flag -> (grouping, the shape it takes, what it compiles): the kernels the ops lower to for that shape.
+_GROUPED_WARMUPS = {
+    "contiguous": ("contiguous", "G,M,N,K", "m_grouped_fp8_gemm_nt_contiguous, M rows in all"),
+    "ragged": ("ragged", "G,M,N,K", "fp8_grouped_gemm_nt, M rows in all"),
+    "masked": ("masked", "G,M,N,K,EXPECTED_M", "m_grouped_fp8_gemm_nt_masked, M rows per group"),
+    "k_grouped": ("k_grouped", "G,M,N,K", "k_grouped_fp8_gemm_nt_contiguous, K in all (a multiple of 128)"),
+}
+
+
 def _warmup(args) -> int:
     from . import runtime
 
@@ -55,17 +65,30 @@ def _warmup(args) -> int:
     if ext is None:
         print(f"warmup needs the compiled extension: {runtime.extension_error()}", file=sys.stderr)
         return 1
-    if not args.gemm:
-        print("nothing to compile: pass --gemm M,N,K (repeatable)", file=sys.stderr)
+    if not args.gemm and not any(getattr(args, flag) for flag in _GROUPED_WARMUPS):
+        print("nothing to compile: pass --gemm M,N,K or a grouped shape (--contiguous, --ragged, --masked, "
+              "--k-grouped; each repeatable)", file=sys.stderr)
         return 2
     num_sms = args.num_sms or runtime.get_num_sms()
-    for text in args.gemm:
-        m, n, k = _parse_shape(text, 3, "--gemm")
+
+    def compile_one(label, m, n, k, out_f32=False, c_kind=0, per_row=False, grouping="dense", g=1, expected_m=0):
         k_padded = -(-k // 16) * 16  # the kernels see K padded to 16 bytes, as the lowering pads it
+        info = ext.compile_fp8_gemm(args.arch, m, n, k_padded, num_sms, False, False, per_row, out_f32, c_kind,
+                                    grouping, g, expected_m)
+        print(f"{label}: {info['kernel']}  [{info['cache']}, {info['seconds'] * 1e3:.1f} ms, {info['compiler']}]")
+
+    for m, n, k in args.gemm:
         for out_f32, c_kind in ((False, 0),) + (((True, 2),) if args.with_f32 else ()):
-            info = ext.compile_fp8_gemm(args.arch, m, n, k_padded, num_sms, False, False, False, out_f32, c_kind)
-            print(f"fp8_gemm_nt M={m} N={n} K={k}: {info['kernel']}  [{info['cache']}, "
-                  f"{info['seconds'] * 1e3:.1f} ms, {info['compiler']}]")
+            compile_one(f"fp8_gemm_nt M={m} N={n} K={k}", m, n, k, out_f32, c_kind)
+    for flag, (grouping, form, _) in _GROUPED_WARMUPS.items():
+        for values in getattr(args, flag):
+            g, m, n, k = values[:4]
+            label = f"{grouping} {form}={','.join(map(str, values))}"
+            if grouping == "k_grouped":  # the weight-gradient GEMM: with and without C
+                for c_kind in (0, 2):
+                    compile_one(label, m, n, k, True, c_kind, True, grouping, g)
+            else:
+                compile_one(label, m, n, k, grouping=grouping, g=g, expected_m=values[4] if len(values) > 4 else 0)
     return 0
 
 
@@ -77,11 +100,17 @@ def main(argv=None) -> int:
     warm = sub.add_parser("warmup", help="compile the kernels that given shapes select into the cache (no GPU needed)")
     warm.add_argument("--arch", default="sm_90a")
     warm.add_argument("--num-sms", type=int, default=None, help="SM count to plan for (default: the GPU's, or 132)")
-    warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape")
+    warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape",
+                      type=partial(_parse_shape, count=3, flag="--gemm"))
     warm.add_argument("--with-f32", action="store_true", help="also the f32-output kernels (weight gradients)")
+    for flag, (_, form, what) in _GROUPED_WARMUPS.items():
+        name = f"--{flag.replace('_', '-')}"
+        warm.add_argument(name, action="append", default=[], metavar=form, help=what,
+                          type=partial(_parse_shape, count=form.count(",") + 1, flag=name))
     bench = sub.add_parser("bench", help="kernel time and TFLOPS vs the JAX baselines (sm_90 GPU); writes JSON")
     bench.add_argument("--iters", type=int, default=30, help="timed calls per case (median; >= 20)")
     bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
+    bench.add_argument("--only", choices=("dense", "grouped"), default=None, help="one table only")
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
     args = parser.parse_args(argv)
     if args.command == "demo":

@@ -163,6 +163,8 @@ def main(args) -> int:
     gpu = _gpu_name()
     kind = "h200" if "H200" in gpu else "h100" if "H100" in gpu else gpu.lower().replace(" ", "_")
     shapes = DENSE_SHAPES if not args.shape else [tuple(int(v) for v in s.split(",")) for s in args.shape]
+    if args.only == "grouped":
+        shapes = []
     rows = []
     print(f"{gpu}: fp8_gemm_nt, kernel time (L2 flushed, median of {args.iters})")
     print(f"{'M':>6} {'N':>6} {'K':>6} {'us':>9} {'TFLOPS':>7} {'GB/s':>7} {'jit us':>8} | {'fp8/t':>8} "
@@ -174,6 +176,19 @@ def main(args) -> int:
         print(f"{m:>6} {n:>6} {k:>6} {row['kernel_us']:>9.1f} {row['tflops']:>7.0f} {row['gbs']:>7.0f} "
               f"{row['jit_us']:>8.1f} | {base['xla_fp8_per_tensor_us']:>8.1f} {base['xla_bf16_us']:>8.1f} "
               f"{base['dequant_bf16_us']:>8.1f}", flush=True)
+    if args.only != "dense" and not args.shape:
+        from .bench_grouped import grouped_rows
+
+        print(f"grouped GEMMs, kernel time (L2 flushed, median of {args.iters}); baselines bf16, all their kernels")
+        print(f"{'op':<34} {'shape':<24} {'us':>9} {'TFLOPS':>7} {'jit us':>8} | {'ragged_dot':>10} {'einsum':>8}")
+
+        def report(row):
+            base = row["baselines"]
+            print(f"{row['op']:<34} {str(row['shape']):<24} {row['kernel_us']:>9.1f} {row['tflops']:>7.0f} "
+                  f"{row['jit_us']:>8.1f} | {base['ragged_dot_bf16_us']:>10.1f} {base['batched_einsum_bf16_us']:>8.1f}",
+                  flush=True)
+
+        rows += grouped_rows(args.iters, report)
     result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "rows": rows}
     out = args.output or os.path.join("benchmarks", "results", f"{kind}.json")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)

@@ -141,6 +141,17 @@ def test_grouped_problem_validation():
         _ext.compile_fp8_gemm("sm_90a", 2**20, 128, 128, 132, grouping="masked", num_groups=2**12)
     with pytest.raises(ValueError, match="num_groups must be"):
         _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, grouping="masked", num_groups=0)
+    with pytest.raises(ValueError, match="per-row B scales, a float32 output"):
+        _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, out_f32=True, grouping="k_grouped", num_groups=2)
+    with pytest.raises(ValueError, match="per-row B scales, a float32 output"):
+        _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, b_scale_per_row=True, out_f32=True, c_kind=1,
+                              grouping="k_grouped", num_groups=2)
+    with pytest.raises(ValueError, match="k % 128"):
+        _ext.compile_fp8_gemm("sm_90a", 128, 128, 144, 132, b_scale_per_row=True, out_f32=True,
+                              grouping="k_grouped", num_groups=2)
+    with pytest.raises(ValueError, match="num_groups \\* m"):
+        _ext.compile_fp8_gemm("sm_90a", 2**20, 128, 128, 132, b_scale_per_row=True, out_f32=True,
+                              grouping="k_grouped", num_groups=2**12)
 
 
 def _have_nvrtc():
@@ -155,16 +166,39 @@ def _have_nvrtc():
     ("ragged", 300, 384, 256, 300, {"b_e5m2": True, "b_scale_per_row": True}),
     ("masked", 1024, 4096, 7168, 4, {"expected_m": 256}),
     ("masked", 4096, 7168, 2048, 2, {"expected_m": 32, "a_e5m2": True, "out_f32": True}),
+    ("k_grouped", 4096, 7168, 32768, 4, {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}),
+    ("k_grouped", 100, 130, 384, 3, {"b_scale_per_row": True, "out_f32": True, "b_e5m2": True}),
 ])
 def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatch, tmp_path):
     monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
     monkeypatch.setenv("DG_JIT_CACHE_DIR", str(tmp_path))
     r = _ext.compile_fp8_gemm("sm_90a", m, n, k, 132, grouping=grouping, num_groups=g, **options)
     assert r["kernel"].startswith(f"jdg_fp8_gemm_{grouping}_n{n}_k{k}_")
-    assert f"#define JDG_GROUPED_MODE {['contiguous', 'ragged', 'masked'].index(grouping) + 1}" in r["source"]
+    modes = ["contiguous", "ragged", "masked", "k_grouped"]
+    assert f"#define JDG_GROUPED_MODE {modes.index(grouping) + 1}" in r["source"]
     assert r["cache"] == "compiled" and r["compiler"].startswith("NVRTC") and r["cubin_size"] > 0
     # Dense kernels keep their names and sources (no grouped macro), so their cache entries stay valid.
     dense = _ext.compile_fp8_gemm("sm_90a", 256, 512, 256, 132)
     assert "GROUPED" not in dense["source"] and not any(x in dense["kernel"] for x in ("contiguous", "ragged",
                                                                                         "masked"))
     np.testing.assert_equal(r["config"]["num_threads"], 128 + r["config"]["block_m"] * 2)
+
+
+@pytest.mark.parametrize("with_c", [False, True])
+def test_k_grouped_lowers_to_the_ffi_call(with_c):
+    m, n, k, g = 96, 130, 512, 3
+    a = dg.per_token_cast_to_fp8(jax.random.normal(jax.random.key(0), (m, k)))
+    b = dg.per_token_cast_to_fp8(jax.random.normal(jax.random.key(1), (n, k)))
+    sizes = jnp.asarray([128, 256, 128], jnp.int32)
+    c = jnp.ones((g, m, n), jnp.float32) if with_c else None
+    text = _lower_cuda(lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c), a, b, sizes, c)
+    assert "dot_general" not in text
+    attrs = _attributes(text)
+    assert attrs["grouping"] == '"k_grouped"' and attrs["num_groups"] == f"{g} : i64"
+    assert attrs["b_scale_per_row"] == "true" and attrs["out_f32"] == "true"
+    assert attrs["c_kind"] == ("2 : i64" if with_c else "0 : i64")
+    kb = k // 128
+    # a [M, K], a_scale [kb, M], b [N, K], b_scale [kb, N], group_sizes [G] (, c [G*M, N]) -> d [G*M, N]
+    expected = (f"(tensor<{m}x{k}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{n}x{k}xf8E4M3FN>, tensor<{kb}x{n}xf32>, "
+                f"tensor<{g}xi32>" + (f", tensor<{g * m}x{n}xf32>" if with_c else "") + f") -> tensor<{g * m}x{n}xf32>")
+    assert _operand_types(text).startswith(expected), _operand_types(text)

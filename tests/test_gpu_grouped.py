@@ -1,4 +1,4 @@
-"""The M-grouped FP8 kernels (contiguous, ragged, masked) on an sm_90 GPU against the float64 oracle: skewed, empty
+"""The grouped FP8 kernels (contiguous, ragged, masked, k-grouped) on an sm_90 GPU against the float64 oracle: skewed, empty
 and one-token groups, groups of 1..300 rows, every kind of wrong device data (garbage ids, negative and huge sizes
 and masks, sums past M), expert ids changing inside a 128-row block; outputs poisoned with NaN before each launch
 (DG_POISON_OUTPUTS), so every row the contract defines must be written; each family also inside a jitted lax.scan
@@ -227,6 +227,62 @@ def test_masked_f32_out_and_per_row_scales(per_row):
                    rows=oracle.masked_valid(masked_m, g, m))
 
 
+# ---------------------------------------------------------------------------------------------------- k-grouped
+
+K_GROUPED = {
+    # name: (M, N, sizes); K = the sum of the valid segments' 128-rounded extent, or given by "k"
+    "four_groups": (256, 384, [1024, 512, 1536, 1024]),
+    "skewed_and_empty": (200, 130, [0, 2048, 128, 0, 256]),
+    "one_group": (64, 16, [896]),
+    "m_and_n_tails": (130, 200, [384, 256, 128]),
+    "many_groups": (96, 144, [128] * 16 + [0] * 4 + [256] * 4),
+}
+
+
+def _k_grouped_operands(m, n, k, seed):
+    a = q_lhs(randn(seed_of("kg-a", m, k, seed), (m, k)))
+    b = q_lhs(randn(seed_of("kg-b", n, k, seed), (n, k)))
+    return a, b
+
+
+@pytest.mark.parametrize("with_c", [False, True])
+@pytest.mark.parametrize("name", list(K_GROUPED))
+def test_k_grouped(name, with_c):
+    m, n, sizes = K_GROUPED[name]
+    sizes = np.asarray(sizes, np.int32)
+    k, g = int(sizes.sum()), len(sizes)
+    a, b = _k_grouped_operands(m, n, k, name)
+    c = randn(seed_of("kg-c", name), (g, m, n)) if with_c else None
+    fn = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)  # noqa: E731
+    assert _uses_kernel(fn, a, b, sizes, c, grouping="k_grouped")
+    out = jax.jit(fn)(a, b, jnp.asarray(sizes), c)
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    ref, bound = oracle.k_grouped(a64, b64, sizes, c), oracle.k_grouped(a64, b64, sizes, c, oracle.gemm_bound)
+    assert_matches(out, ref, bound, F32)
+
+
+@pytest.mark.parametrize("sizes,checked", [
+    ([512, -7, 256, 256], [0, 2, 3]),                  # negative: counts as 0
+    ([512, 2**31 - 1, 128, 128], [0]),                 # past K: cut at K, later groups empty
+    ([2**31 - 1, 2**31 - 1, 2**31 - 1, 5], []),        # sums overflowing int32
+    ([100, 412, 256, 256], [3]),                       # unaligned segments: unspecified values in groups 0-2
+    ([-2**31, 0, 0, 1024], [0, 1, 2, 3]),
+])
+def test_k_grouped_hostile_sizes(sizes, checked):
+    """Whatever group_sizes hold, the kernel stays in bounds (run under compute-sanitizer to see it) and the groups
+    the contract defines are right; empty groups are exactly C."""
+    m, n, k = 192, 160, 1024
+    sizes = np.asarray(sizes, np.int64).astype(np.int32)
+    a, b = _k_grouped_operands(m, n, k, "hostile")
+    c = randn(seed_of("kg-hostile-c"), (len(sizes), m, n))
+    out = jax.jit(lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c))(a, b, jnp.asarray(sizes), c)
+    assert np.isfinite(np.asarray(out)).all()
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    ref, bound = oracle.k_grouped(a64, b64, sizes, c), oracle.k_grouped(a64, b64, sizes, c, oracle.gemm_bound)
+    for gi in checked:
+        assert_matches(out[gi], ref[gi], bound[gi], F32)
+
+
 # ---------------------------------------------------------------------------------------------------- scan
 
 def test_grouped_inside_scan():
@@ -265,3 +321,27 @@ def test_grouped_inside_scan():
         a3 = a64.reshape(g, m // g, k)
         assert_matches(ds[i], oracle.masked(a3, b64), oracle.masked(a3, b64, fn=oracle.gemm_bound), F32,
                        rows=oracle.masked_valid(masked_m[i], g, m // g))
+
+
+def test_k_grouped_inside_scan():
+    """The k-grouped kernel launched at every step of a jitted lax.scan, its segment sizes changing per step."""
+    steps, m, n, k = 3, 128, 256, 1024
+    a, b = _k_grouped_operands(m, n, k, "scan")
+    sizes = jnp.asarray([[256, 256, 512], [0, 1024, 0], [128, -5, 640]], jnp.int32)
+
+    @jax.jit
+    def run(a, b, sizes):
+        def body(c, s):
+            d = dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)
+            return d, d
+        return jax.lax.scan(body, jnp.zeros((3, m, n), F32), sizes)[1]
+
+    assert 'grouping = "k_grouped"' in run.lower(a, b, sizes).as_text()
+    outs = run(a, b, sizes)
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    c = np.zeros((3, m, n))
+    for i in range(steps):
+        ref = oracle.k_grouped(a64, b64, np.asarray(sizes[i]), c)
+        bound = oracle.k_grouped(a64, b64, np.asarray(sizes[i]), c, oracle.gemm_bound)
+        assert_matches(outs[i], ref, bound, F32)
+        c = np.asarray(outs[i], np.float64)  # the next step adds onto what the kernel wrote

@@ -26,6 +26,9 @@
 //                last group's end to M, whose tiles load nothing and store zeros. A tile's A box starts at its
 //                first row, wherever that is: rows of the box that belong to the next group are loaded and
 //                multiplied, but not stored.
+//  * k-grouped:  group g has the full grid of M x N tiles (group-major order), storing into D rows g * M + r; its
+//                K loop runs over the 128-wide K blocks of its segment only (none: the tile stores C[g] or zeros).
+//                B has one group; K-segment bounds are clamped like ragged row counts.
 //  * contiguous: tiles as dense. API.md does not promise one expert per block, so a tile is computed in one
 //                *pass* (a full K loop) per distinct valid expert among its rows, in increasing id order; each
 //                pass adds only into the rows of its expert (a select, so NaN/Inf from another expert's product
@@ -74,8 +77,9 @@ constexpr int kCKind = JDG_C_KIND;  // 0 none, 1 bf16, 2 f32
 #ifndef JDG_GROUPED_MODE
 #define JDG_GROUPED_MODE 0
 #endif
-constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged / Masked
+constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged / Masked / KGrouped
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
+constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
@@ -123,8 +127,9 @@ static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout dis
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
-static_assert(kMode >= kFp8GemmDense && kMode <= kFp8GemmMasked, "JDG_GROUPED_MODE must be 0, 1, 2 or 3");
-static_assert(kMode == kFp8GemmDense || kCKind == 0, "grouped GEMMs take no C");
+static_assert(kMode >= kFp8GemmDense && kMode <= kFp8GemmKGrouped, "JDG_GROUPED_MODE must be 0, 1, 2, 3 or 4");
+static_assert(kMode == kFp8GemmDense || kKGrouped || kCKind == 0, "M-grouped GEMMs take no C");
+static_assert(!kKGrouped || (kBScalePerRow && kOutF32 && kCKind != 1), "k-grouped is 1x128 x 1x128 with f32 out/C");
 static_assert(kMaxBScaleBlocks >= 1 && kMaxBScaleBlocks <= 3, "");
 static_assert(kProducerRegs * 128 + kMathRegs * kNumMathThreads <= 65536, "register split exceeds the register file");
 
@@ -145,11 +150,12 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int& m_bloc
   n_block = first_n + in_band % band_width;
 }
 
-// One output tile: rows [row0, row0 + rows) of A / D (rows <= BLOCK_M are the tile's own, stored ones; the A box
-// always holds BLOCK_M rows from row0), columns of N block n_block, multiplied with group `group`'s B (dense: 0;
-// contiguous: decided per pass, see expert ids below; ragged tail: -1, nothing is loaded and zeros are stored).
+// One output tile: rows [row0, row0 + rows) of A (rows <= BLOCK_M are the tile's own, stored ones; the A box
+// always holds BLOCK_M rows from row0), stored to D rows from d_row0 (row0 but for k-grouped), columns of N block
+// n_block, multiplied with group `group`'s B (dense, k-grouped: 0; contiguous: decided per pass, see expert ids
+// below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb).
 struct Tile {
-  int row0, rows, n_block, group;
+  int row0, rows, n_block, group, d_row0, kb0, num_kb;
 };
 
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
@@ -169,6 +175,39 @@ struct TileScheduler {
     start = 0;
     first_tile = 0;
     if constexpr (kWalksGroups) rows = group_rows(args);
+    if constexpr (kKGrouped) rows = segment_length(args);  // k-grouped: `start` and `rows` count K columns
+  }
+
+  // K-grouped: the cursor group's segment length, max(size, 0) cut at K - start (no overflow: start <= K).
+  __device__ __forceinline__ int segment_length(const Fp8GemmArgs& args) const {
+    if (group >= args.num_groups) return 0;
+    const int size = ptx::ldg_s32(args.groups + group);
+    const int left = kK - start;
+    return size <= 0 ? 0 : (size < left ? size : left);
+  }
+
+  // K-grouped: group-major over full M x N grids; the cursor walks the segments to tile t's group.
+  __device__ __forceinline__ bool get_k_grouped(int t, const Fp8GemmArgs& args, Tile& tile) {
+    const int num_m_blocks = m_blocks_of(args.m);
+    const int tiles_per_group = num_m_blocks * kNumNBlocks;
+    if (t >= tiles_per_group * args.num_groups) return false;  // < 2^31: checked by the host
+    while (t >= first_tile + tiles_per_group) {
+      first_tile += tiles_per_group;
+      start += rows;
+      ++group;
+      rows = segment_length(args);
+    }
+    int m_block;
+    tile_coords(t - first_tile, num_m_blocks, m_block, tile.n_block);
+    const int left = args.m - m_block * kBlockM;
+    tile.row0 = m_block * kBlockM;
+    tile.rows = left < kBlockM ? left : kBlockM;
+    tile.group = 0;
+    tile.d_row0 = group * args.m + tile.row0;  // G * M < 2^31: checked by the host
+    // The 128-wide K blocks the segment [start, start + rows) touches (start + rows <= K).
+    tile.kb0 = start / kBlockK;
+    tile.num_kb = rows == 0 ? 0 : (start + rows + kBlockK - 1) / kBlockK - tile.kb0;
+    return true;
   }
 
   // Rows of the cursor's group. Ragged: max(size, 0) cut at M - start (no overflow: start <= M); the tail segment
@@ -188,6 +227,9 @@ struct TileScheduler {
 
   // Tile t, or false when t is past the last tile.
   __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
+    if constexpr (kKGrouped) return get_k_grouped(t, args, tile);
+    tile.kb0 = 0;
+    tile.num_kb = kNumKBlocks;
     int num_m_blocks, local = t, base_row = 0;
     if constexpr (kWalksGroups) {
       constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
@@ -212,6 +254,7 @@ struct TileScheduler {
     const int total_rows = kWalksGroups ? rows : args.m;
     const int left = total_rows - m_block * kBlockM;
     tile.row0 = base_row + m_block * kBlockM;
+    tile.d_row0 = tile.row0;
     tile.rows = left < kBlockM ? left : kBlockM;
     tile.group = (kMode == kFp8GemmRagged && group >= args.num_groups) ? -1 : (kWalksGroups ? group : 0);
     return true;
@@ -415,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   __syncthreads();
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
-  // identically by the producer and the consumers: every pass moves kNumKBlocks stages through the ring.
+  // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
   TileScheduler scheduler;
   scheduler.init(args);
   Tile tile;
@@ -433,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
-          for (int kb = 0; kb < kNumKBlocks; ++kb) {
+          for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
             if (lane == 0) {
               // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
               ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
@@ -469,8 +512,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     unsigned int phase = 0;
     for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
       const int n0 = tile.n_block * kBlockN;
-      const int row0 = tile.row0 + tile_row0;  // rows of A, a_scale and D
+      const int row0 = tile.row0 + tile_row0;  // rows of A and a_scale
       const int row1 = tile.row0 + tile_row1;
+      const int d_row0 = tile.d_row0 + tile_row0;  // rows of C and D
+      const int d_row1 = tile.d_row0 + tile_row1;
 
 #pragma unroll
       for (int i = 0; i < kAccRegs; ++i) out[i] = 0.0f;
@@ -513,7 +558,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
         }
 
-        for (int kb = 0; kb < kNumKBlocks; ++kb) {
+        for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
           if (!active) {
             // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
             // below counts for this round of the empty barrier, not the previous one), then release it.
@@ -593,8 +638,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #pragma unroll
       for (int c = 0; c < kNumChunks; ++c) {
         const int col = n0 + 8 * c + chunk_col;
-        if (tile_row0 < tile.rows) store_pair(args, row0, col, out[4 * c + 0], out[4 * c + 1]);
-        if (tile_row1 < tile.rows) store_pair(args, row1, col, out[4 * c + 2], out[4 * c + 3]);
+        if (tile_row0 < tile.rows) store_pair(args, d_row0, col, out[4 * c + 0], out[4 * c + 1]);
+        if (tile_row1 < tile.rows) store_pair(args, d_row1, col, out[4 * c + 2], out[4 * c + 3]);
       }
     }
   }

@@ -17,7 +17,7 @@
 //   JDG_OUT_F32             0: D is bfloat16; 1: D is float32
 //   JDG_C_KIND              0: no C; 1: C is bfloat16 [M, N]; 2: C is float32 [M, N]
 //   JDG_GROUPED_MODE        optional, default 0 (kFp8GemmDense); one of the kFp8Gemm* modes below. Grouped modes
-//                           take no C (JDG_C_KIND 0) and read args.groups on the device.
+//                           read args.groups on the device; the M-grouped ones take no C (JDG_C_KIND 0).
 //
 // Launch: grid = min(num_sms, fp8_gemm_max_tiles(...)) persistent CTAs (1-D), block = fp8_gemm_num_threads(BLOCK_M),
 // dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES), no cluster. The grid depends on static
@@ -38,6 +38,14 @@
 //                       g * group_m); groups = masked_m int32 [G]: rows r < clamp(groups[g], 0, group_m) of group g
 //                       are computed, the others are not written.
 //   B scales of group g: 128x128 [G, nb, kb] (row-major) or per row [G, kb, N].
+//   kFp8GemmKGrouped    the weight-gradient GEMM: A [M, K], a_scale [kb, M], B [N, K] (one, G = 1 in the B tensor
+//                       map), per-row b_scale [kb, N] (JDG_B_SCALE_PER_ROW 1), D [G * M, N] float32 (JDG_OUT_F32 1),
+//                       C none or float32 [G * M, N] (JDG_C_KIND 0 or 2); groups = group_sizes int32 [G]: K is cut
+//                       into G consecutive segments, group g owns the next max(groups[g], 0) columns, cut at K, and
+//                       D[g] = C[g] + A_g B_g^T over its segment. Segments are meant to be multiples of 128: the
+//                       kernel works on the 128-wide K blocks a segment touches (an unaligned one shares a block
+//                       with its neighbour: unspecified values, never an out-of-bounds access). An empty segment
+//                       gives D[g] = C[g] (or zeros).
 #pragma once
 
 namespace jdg {
@@ -50,9 +58,9 @@ struct alignas(64) TmaDescriptor {
 struct Fp8GemmArgs {
   const float* a_scale;  // [kb, M]: A's 1x128 scales, M fastest (kb = ceil(K / 128))
   const float* b_scale;  // [nb, kb] (128x128 blocks) or [kb, N] (per row), see JDG_B_SCALE_PER_ROW; per group
-  const void* c;         // [M, N] row-major or nullptr (JDG_C_KIND == 0)
-  void* d;               // [M, N] row-major output
-  int m;                 // rows of A, C and D (>= 1); masked: G * group_m
+  const void* c;         // [M, N] (k-grouped: [G * M, N]) row-major or nullptr (JDG_C_KIND == 0)
+  void* d;               // [M, N] (k-grouped: [G * M, N]) row-major output
+  int m;                 // rows of A (>= 1), and of C and D but for k-grouped (G * m); masked: G * group_m
   const int* groups;     // grouped modes: m_indices [M], group_sizes [G] or masked_m [G] (device data, any values)
   int num_groups;        // G (>= 1); 1 for dense
   int group_m;           // masked: rows per group; unused otherwise
@@ -63,6 +71,7 @@ constexpr int kFp8GemmDense = 0;
 constexpr int kFp8GemmContiguous = 1;
 constexpr int kFp8GemmRagged = 2;
 constexpr int kFp8GemmMasked = 3;
+constexpr int kFp8GemmKGrouped = 4;
 
 constexpr int kFp8BlockK = 128;              // K elements per pipeline stage and per scale block
 constexpr int kMaxDynamicSmemBytes = 232448;  // sm_90 opt-in limit per block
@@ -83,11 +92,13 @@ constexpr int fp8_gemm_align(int x, int a) { return (x + a - 1) / a * a; }
 
 // An upper bound of the tiles the kernel runs, from static shapes only (the grid is min(num_sms, this)).
 // m: rows of A (masked: rows per group), g: groups. Ragged: the G groups and the zero tail are G + 1 row segments
-// of total length M, each starting a new M block, so sum ceil(rows / BLOCK_M) <= ceil(M / BLOCK_M) + G.
+// of total length M, each starting a new M block, so sum ceil(rows / BLOCK_M) <= ceil(M / BLOCK_M) + G. Masked and
+// k-grouped: every group has the full M x N grid of tiles (k-grouped: exactly; masked: at most).
 constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long long g, int block_m, int block_n) {
   const long long m_blocks = (m + block_m - 1) / block_m;
   const long long n_blocks = (n + block_n - 1) / block_n;
-  return (mode == kFp8GemmMasked ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
+  const bool per_group_grid = mode == kFp8GemmMasked || mode == kFp8GemmKGrouped;
+  return (per_group_grid ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
 }
 
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:

@@ -1,0 +1,99 @@
+"""The pieces of an MoE layer shared by the single-device and the expert-parallel paths: argument checks, top-k
+routing, the SwiGLU expert FFN over rows sorted by expert, and the weighted combine of each token's top-k outputs."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+
+from ..differentiable import ragged_dot
+from ._validate import floating, static_int
+
+
+def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: int = 1, axis_name=None):
+    """Validates the MoE operands; returns them as arrays with x flattened to [T, D], and top_k as an int.
+
+    Inside the expert-parallel body (`devices` > 1 along `axis_name`) the expert weights passed are this device's
+    E / devices experts; the router always scores all E experts."""
+    x = floating(fn, "x", x)
+    if x.ndim < 1:
+        raise ValueError(f"{fn}: x must be [..., D], got a scalar")
+    d = x.shape[-1]
+    router_w = floating(fn, "router_w", router_w, (d, "E"), described=f"[D, E] with D = x.shape[-1] = {d}")
+    experts = router_w.shape[1]
+    if experts % devices:
+        raise ValueError(f"{fn}: router_w [D, E] has E = {experts} experts, not a multiple of the {devices} devices "
+                         f"of axis {axis_name!r} (each device holds E / devices experts)")
+    held = experts // devices
+    held_text = "E" if devices == 1 else "E / devices"
+    w_gate_up = floating(fn, "w_gate_up", w_gate_up, (held, d, "2F"),
+                         described=f"[{held_text}, D, 2F] with {held_text} = {held}, D = {d}")
+    if w_gate_up.shape[2] % 2:
+        raise ValueError(f"{fn}: w_gate_up has shape {tuple(w_gate_up.shape)}; its last dimension 2F (gate and up "
+                         "projections side by side) must be even")
+    f = w_gate_up.shape[2] // 2
+    w_down = floating(fn, "w_down", w_down, (held, f, d),
+                      described=f"[{held_text}, F, D] with {held_text} = {held}, F = {f}, D = {d}")
+    top_k = static_int(fn, "top_k", top_k, 1, experts)
+    return x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
+
+
+def route(x, router_w, top_k: int):
+    """Top-k routing: x [T, D], router_w [D, E] -> (weights [T, top_k] float32, expert_ids [T, top_k] int32).
+
+    Softmax over the router logits in float32, the top_k experts of each token, their probabilities renormalised
+    to sum to 1. The router runs in float32 at full precision (it is E columns wide, so cheap): a reduced-precision
+    product could flip near-tied expert choices between two runs that batch the same tokens differently."""
+    logits = jnp.dot(x.astype(jnp.float32), router_w.astype(jnp.float32), precision=jax.lax.Precision.HIGHEST)
+    weights, expert_ids = jax.lax.top_k(jax.nn.softmax(logits, axis=-1), top_k)
+    return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)
+
+
+def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True):
+    """SwiGLU FFN of each expert over rows sorted by expert: rows [M, D], group_sizes [E] -> [M, D] in rows.dtype.
+
+    Expert g owns the next group_sizes[g] rows; rows past sum(group_sizes) come out as zeros. fp8=True uses the
+    FP8 `ragged_dot` (FP8 forward and backward, weights quantized from their stored dtype); fp8=False is the same
+    math with jax.lax.ragged_dot in rows.dtype (the baseline the FP8 layer is compared with)."""
+    if fp8:
+        def grouped(lhs, rhs):
+            return ragged_dot(lhs, rhs, group_sizes, preferred_element_type=lhs.dtype)
+    else:
+        def grouped(lhs, rhs):
+            return jax.lax.ragged_dot(lhs, rhs.astype(lhs.dtype), group_sizes, preferred_element_type=lhs.dtype)
+    gate, up = jnp.split(grouped(rows, w_gate_up), 2, axis=-1)
+    return grouped(jax.nn.silu(gate) * up, w_down)
+
+
+def sort_by_expert(expert_ids, experts: int):
+    """expert_ids [N] -> (order, group_sizes [experts]): `order` sorts the entries by expert, keeping their order
+    within an expert (so a token's place in its expert's run does not depend on how the tokens were batched);
+    ids >= experts (free slots) sort last and count in no group."""
+    order = jnp.argsort(expert_ids, stable=True)
+    return order, jnp.bincount(expert_ids, length=experts).astype(jnp.int32)
+
+
+def unsort(sorted_rows, order):
+    """The inverse of rows[order]: puts sorted_rows[i] back at row order[i]."""
+    return jnp.zeros_like(sorted_rows).at[order].set(sorted_rows, unique_indices=True)
+
+
+def combine(per_slot, weights, dtype):
+    """per_slot [T, top_k, D] (each token's expert outputs), weights [T, top_k] -> [T, D]: the weighted sum in
+    float32, rounded once to dtype."""
+    mixed = jnp.sum(per_slot.astype(jnp.float32) * weights[..., None], axis=1)
+    return mixed.astype(dtype)
+
+
+def init_moe_weights(key, features: int, intermediate: int, num_experts: int, dtype=jnp.float32):
+    """(router_w [D, E], w_gate_up [E, D, 2F], w_down [E, F, D]) drawn from N(0, 1 / fan_in): unit-variance inputs
+    give unit-variance router logits and expert activations."""
+    k_router, k_up, k_down = jax.random.split(key, 3)
+    d, f, e = features, intermediate, num_experts
+
+    def normal(k, shape, fan_in):
+        return (jax.random.normal(k, shape, jnp.float32) / math.sqrt(fan_in)).astype(dtype)
+
+    return normal(k_router, (d, e), d), normal(k_up, (e, d, 2 * f), d), normal(k_down, (e, f, d), f)

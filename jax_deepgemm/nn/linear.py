@@ -1,0 +1,25 @@
+"""`fp8_linear`: a dense layer's `x @ w + b` with the product in FP8 (forward and backward) via `fp8_dot`."""
+
+from __future__ import annotations
+
+import jax
+
+from ..differentiable import fp8_dot
+from ._validate import floating
+
+
+def fp8_linear(x, w, b=None) -> jax.Array:
+    """x [..., K] @ w [K, N] (+ b [N]) -> [..., N] in x.dtype.
+
+    The product runs in FP8 (per-token activations, 128x128 weight blocks, FP32 promotion), the bias is added in
+    x.dtype. Differentiable in x, w and b."""
+    fn = "fp8_linear"
+    x = floating(fn, "x", x)
+    if x.ndim < 1:
+        raise ValueError(f"{fn}: x must be [..., K], got a scalar")
+    w = floating(fn, "w", w, (x.shape[-1], "N"), described=f"[K, N] with K = x.shape[-1] = {x.shape[-1]}")
+    y = fp8_dot(x, w)
+    if b is None:
+        return y
+    b = floating(fn, "b", b, (w.shape[1],), described=f"[N] with N = w.shape[1] = {w.shape[1]}")
+    return y + b.astype(y.dtype)

@@ -1,0 +1,181 @@
+"""jax_deepgemm.nn's functional layers on one device: fp8_linear and moe against float64 NumPy oracles (forward)
+and against the same layers in float32 (gradients), and their argument checks."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jax_deepgemm import nn
+from conftest import cosine, to64
+
+# Cosine similarity between the FP8 layer and the float32 one: FP8 (e4m3, 3 mantissa bits) through two grouped
+# GEMMs and SwiGLU keeps above 0.998 on random data; a wrong scale, route or permutation falls far below.
+MIN_COSINE = 0.995
+T, D, F, E, TOP_K = 96, 256, 128, 8, 2
+
+
+def random_moe(seed: int, tokens: int = T, experts: int = E, dtype=jnp.float32):
+    kx, kw = jax.random.split(jax.random.key(seed))
+    x = jax.random.normal(kx, (tokens, D), jnp.float32).astype(dtype)
+    return (x, *nn.init_moe_weights(kw, D, F, experts))
+
+
+def moe_oracle(x, router_w, w_gate_up, w_down, top_k):
+    """The MoE layer in float64 NumPy, every expert applied to every token (no sorting): [T, D]."""
+    x, router_w, w_gate_up, w_down = map(to64, (x, router_w, w_gate_up, w_down))
+    logits = x @ router_w
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ids = np.argsort(-p, axis=-1, kind="stable")[:, :top_k]
+    weights = np.take_along_axis(p, ids, -1)
+    weights /= weights.sum(-1, keepdims=True)
+    h = np.einsum("td,edf->tef", x, w_gate_up)
+    gate, up = np.split(h, 2, axis=-1)
+    expert_out = np.einsum("tef,efd->ted", gate / (1 + np.exp(-gate)) * up, w_down)  # [T, E, D]
+    return np.einsum("tk,tkd->td", weights, np.take_along_axis(expert_out, ids[..., None], 1))
+
+
+def grads(layer, args, probe):
+    """d/d args of sum(layer(*args) * probe), jitted."""
+    return jax.jit(jax.grad(lambda *a: jnp.sum(layer(*a).astype(jnp.float32) * probe), range(len(args))))(*args)
+
+
+def assert_close_in_direction(got, want, what):
+    got64, want64 = to64(got), to64(want)
+    assert np.linalg.norm(want64) > 0 and np.linalg.norm(got64) > 0, f"{what}: all zeros"
+    assert np.all(np.isfinite(got64)), f"{what}: not finite"
+    c = cosine(got, want)
+    assert c > MIN_COSINE, f"{what}: cosine {c:.5f} <= {MIN_COSINE}"
+    # The direction alone would accept a scaled result: the norms must agree too.
+    np.testing.assert_allclose(np.linalg.norm(got64), np.linalg.norm(want64), rtol=0.05, err_msg=what)
+
+
+# ---------------------------------------------------------------- fp8_linear
+
+def test_fp8_linear_matches_float32_forward_and_grads():
+    kx, kw, kb, kp = jax.random.split(jax.random.key(1), 4)
+    x = jax.random.normal(kx, (3, 40, 320), jnp.float32)  # leading dims, K not a multiple of 128
+    w = jax.random.normal(kw, (320, 192), jnp.float32) / np.sqrt(320)
+    b = jax.random.normal(kb, (192,), jnp.float32)
+    probe = jax.random.normal(kp, (3, 40, 192), jnp.float32)
+    y = jax.jit(nn.fp8_linear)(x, w, b)
+    assert y.shape == (3, 40, 192) and y.dtype == jnp.float32
+    assert_close_in_direction(y, to64(x) @ to64(w) + to64(b), "fp8_linear output")
+    with jax.default_matmul_precision("highest"):
+        want = grads(lambda x, w, b: x @ w + b, (x, w, b), probe)
+    got = grads(nn.fp8_linear, (x, w, b), probe)
+    for name, g, gw in zip(("x", "w", "b"), got, want):
+        assert g.shape == gw.shape and g.dtype == gw.dtype, name
+        assert_close_in_direction(g, gw, f"grad {name}")
+
+
+def test_fp8_linear_without_bias_keeps_bf16():
+    x = jax.random.normal(jax.random.key(2), (16, 128), jnp.bfloat16)
+    w = jax.random.normal(jax.random.key(3), (128, 64), jnp.float32)
+    y = nn.fp8_linear(x, w)
+    assert y.dtype == jnp.bfloat16 and y.shape == (16, 64)
+    assert_close_in_direction(y, to64(x) @ to64(w), "fp8_linear bf16 output")
+
+
+@pytest.mark.parametrize("x_shape, w_shape, b_shape, error, match", [
+    ((8, 64), (32, 16), None, ValueError, r"fp8_linear: w has shape \(32, 16\); expected \[64, N\]"),
+    ((8, 64), (64, 16), (8,), ValueError, r"fp8_linear: b has shape \(8,\); expected \[16\]"),
+    ((8, 64), (64,), None, ValueError, r"fp8_linear: w has shape \(64,\); expected \[64, N\]"),
+])
+def test_fp8_linear_rejects_bad_shapes(x_shape, w_shape, b_shape, error, match):
+    b = None if b_shape is None else jnp.ones(b_shape)
+    with pytest.raises(error, match=match):
+        jax.jit(nn.fp8_linear).trace(jnp.ones(x_shape), jnp.ones(w_shape), b)
+
+
+def test_fp8_linear_rejects_integer_input():
+    with pytest.raises(TypeError, match=r"fp8_linear: x must be float32/bfloat16/float16, got int32"):
+        nn.fp8_linear(jnp.ones((4, 8), jnp.int32), jnp.ones((8, 4)))
+
+
+# ---------------------------------------------------------------- moe
+
+def test_moe_float_path_equals_dense_oracle():
+    """fp8=False is the exact layer: routing, dispatch by expert, SwiGLU and the weighted combine, checked against
+    every expert applied to every token in float64."""
+    args = random_moe(4)
+    with jax.default_matmul_precision("highest"):
+        y = jax.jit(lambda *a: nn.moe(*a, top_k=TOP_K, fp8=False))(*args)
+    want = moe_oracle(*args, TOP_K)
+    np.testing.assert_allclose(to64(y), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("top_k", [1, 3])
+def test_moe_fp8_forward_matches_oracle(top_k):
+    args = random_moe(5 + top_k)
+    y = jax.jit(lambda *a: nn.moe(*a, top_k=top_k))(*args)
+    assert y.shape == (T, D) and y.dtype == jnp.float32
+    assert_close_in_direction(y, moe_oracle(*args, top_k), f"moe output, top_k={top_k}")
+
+
+def test_moe_fp8_grads_match_float32_layer():
+    args = random_moe(6)
+    probe = jax.random.normal(jax.random.key(7), (T, D), jnp.float32)
+    got = grads(lambda *a: nn.moe(*a, top_k=TOP_K), args, probe)
+    with jax.default_matmul_precision("highest"):
+        want = grads(lambda *a: nn.moe(*a, top_k=TOP_K, fp8=False), args, probe)
+    for name, g, gw in zip(("x", "router_w", "w_gate_up", "w_down"), got, want):
+        assert g.shape == gw.shape and g.dtype == gw.dtype, name
+        assert_close_in_direction(g, gw, f"grad {name}")
+
+
+def test_moe_bf16_tokens_and_leading_dims():
+    x, router_w, w_gate_up, w_down = random_moe(8, dtype=jnp.bfloat16)
+    x3 = x.reshape(4, T // 4, D)
+    y = jax.jit(lambda *a: nn.moe(*a, top_k=TOP_K))(x3, router_w, w_gate_up, w_down)
+    assert y.shape == (4, T // 4, D) and y.dtype == jnp.bfloat16
+    assert_close_in_direction(y.reshape(T, D), moe_oracle(x, router_w, w_gate_up, w_down, TOP_K), "bf16 moe")
+
+
+def test_route_weights_are_renormalised_top_k():
+    x, router_w, _, _ = random_moe(9)
+    weights, ids = nn.route(x, router_w, 3)
+    assert weights.shape == ids.shape == (T, 3) and ids.dtype == jnp.int32
+    np.testing.assert_allclose(np.asarray(weights).sum(-1), 1, rtol=1e-6)
+    probs = np.asarray(jax.nn.softmax(x @ router_w, axis=-1))
+    np.testing.assert_array_equal(np.sort(np.asarray(ids), -1), np.sort(np.argsort(-probs, -1)[:, :3], -1))
+
+
+GOOD = {"x": (T, D), "router_w": (D, E), "w_gate_up": (E, D, 2 * F), "w_down": (E, F, D)}
+
+
+@pytest.mark.parametrize("name, shape, match", [
+    ("router_w", (D + 1, E), r"moe: router_w has shape \(257, 8\); expected \[256, E\]"),
+    ("w_gate_up", (E - 1, D, 2 * F), r"moe: w_gate_up has shape \(7, 256, 256\); expected \[8, 256, 2F\] \(\[E, D, 2F\]"),
+    ("w_gate_up", (E, D, 2 * F + 1), r"moe: w_gate_up .*last dimension 2F .* must be even"),
+    ("w_down", (E, F, D - 1), r"moe: w_down has shape \(8, 128, 255\); expected \[8, 128, 256\] \(\[E, F, D\]"),
+    ("w_down", (E, D, 2 * F), r"moe: w_down has shape \(8, 256, 256\); expected \[8, 128, 256\]"),
+])
+def test_moe_rejects_bad_shapes(name, shape, match):
+    operands = {k: jnp.ones(v) for k, v in GOOD.items()}
+    operands[name] = jnp.ones(shape)
+    with pytest.raises(ValueError, match=match):
+        jax.jit(lambda *a: nn.moe(*a, top_k=2)).trace(*operands.values())
+
+
+@pytest.mark.parametrize("top_k, error, match", [
+    (0, ValueError, r"moe: top_k must be in \[1, 8\], got 0"),
+    (9, ValueError, r"moe: top_k must be in \[1, 8\], got 9"),
+    (2.0, TypeError, r"moe: top_k must be a static Python int, got float"),
+])
+def test_moe_rejects_bad_top_k(top_k, error, match):
+    with pytest.raises(error, match=match):
+        nn.moe(*(jnp.ones(v) for v in GOOD.values()), top_k=top_k)
+
+
+def test_moe_rejects_misplaced_options():
+    operands = [jnp.ones(v) for v in GOOD.values()]
+    with pytest.raises(ValueError, match=r"moe: capacity_factor applies to the expert-parallel layer only"):
+        nn.moe(*operands, top_k=2, capacity_factor=1.0)
+    with pytest.raises(ValueError, match=r"moe: the expert-parallel layer needs both mesh and axis_name"):
+        nn.moe(*operands, top_k=2, axis_name="ep")
+    with pytest.raises(TypeError, match=r"moe: x must be float32/bfloat16/float16, got int32"):
+        nn.moe(jnp.ones((T, D), jnp.int32), *operands[1:], top_k=2)

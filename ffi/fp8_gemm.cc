@@ -200,6 +200,23 @@ ffi::Error encode_operand_map(const cu::DriverApi& d, TmaDescriptor* map, const 
                               cu::error_message("cuTensorMapEncodeTiled", r));
 }
 
+ffi::Error encode_scale_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, void* base,
+                            std::uint64_t rows, std::uint64_t cols, std::uint32_t box_cols) {
+  // A 2-D float32 view of [rows, cols] scales (cols % 4 == 0: 16-byte row strides): dims {cols, rows}, box
+  // {box_cols, 1}, no swizzle, zero fill past either end.
+  const cu::cuuint64_t dims[2] = {cols, rows};
+  const cu::cuuint64_t strides[1] = {cols * 4};
+  const cu::cuuint32_t box[2] = {box_cols, 1};
+  const cu::cuuint32_t element_strides[2] = {1, 1};
+  cu::CUresult r = d.cuTensorMapEncodeTiled(map, cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims, strides, box,
+                                            element_strides, cu::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            cu::CU_TENSOR_MAP_SWIZZLE_NONE, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                            cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == cu::CUDA_SUCCESS) return ffi::Error::Success();
+  return ffi::Error::Internal(std::string("jdg_fp8_gemm: tensor map of ") + name + ": " +
+                              cu::error_message("cuTensorMapEncodeTiled", r));
+}
+
 // Loads the state's kernel into the current context for `device` (once); thread-safe.
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::int32_t device) {
   if (device < 0 || device >= kMaxDevices)
@@ -322,9 +339,10 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   const ffi::DataType b_type = p.b_e5m2 ? ffi::DataType::F8E5M2 : ffi::DataType::F8E4M3FN;
   const ffi::DataType d_type = p.out_f32 ? ffi::DataType::F32 : ffi::DataType::BF16;
   if (auto e = check_buffer("a", a, a_type, {a_rows, p.k}); e.failure()) return e;
-  if (auto e = check_buffer("a_scale", a_scale, ffi::DataType::F32, {kb, a_rows}); e.failure()) return e;
+  const std::int64_t a_rows4 = fp8_gemm_pad4(a_rows), n4 = fp8_gemm_pad4(p.n);  // scale rows: 16-byte strides
+  if (auto e = check_buffer("a_scale", a_scale, ffi::DataType::F32, {kb, a_rows4}); e.failure()) return e;
   if (auto e = check_buffer("b", b, b_type, {b_groups * p.n, p.k}); e.failure()) return e;
-  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, {b_groups * kb, p.n})
+  if (auto e = p.b_scale_per_row ? check_buffer("b_scale", b_scale, ffi::DataType::F32, {b_groups * kb, n4})
                                  : check_buffer("b_scale", b_scale, ffi::DataType::F32, {b_groups * nb, kb});
       e.failure())
     return e;
@@ -363,14 +381,23 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   const cu::DriverApi& driver = cu::driver();  // loaded by ensure_loaded
 
   cu::CUresult r = cu::CUDA_SUCCESS;
-  TmaDescriptor map_a, map_b;
+  TmaDescriptor map_a, map_b, map_sa, map_sb;
   if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m); e.failure())
     return e;
   if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k, cfg.block_n);
       e.failure())
     return e;
+  if (auto e = encode_scale_map(driver, &map_sa, "a_scale", a_scale.untyped_data(), kb, a_rows4, cfg.block_m);
+      e.failure())
+    return e;
+  if (!p.b_scale_per_row) {
+    map_sb = map_sa;  // unused by the kernel
+  } else if (auto e = encode_scale_map(driver, &map_sb, "b_scale", b_scale.untyped_data(), b_groups * kb, n4,
+                                       cfg.block_n);
+             e.failure()) {
+    return e;
+  }
   Fp8GemmArgs args;
-  args.a_scale = static_cast<const float*>(a_scale.untyped_data());
   args.b_scale = static_cast<const float*>(b_scale.untyped_data());
   args.c = k_grouped_c.has_value() ? k_grouped_c->untyped_data()
                                     : (!is_grouped && extra.has_value() ? extra->untyped_data() : nullptr);
@@ -383,7 +410,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
     r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
   }
-  void* params[] = {&map_a, &map_b, &args};
+  void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &args};
   r = driver.cuLaunchKernel((*loaded)->function, cfg.grid, 1, 1, cfg.num_threads, 1, 1, cfg.smem_bytes,
                                          stream, params, nullptr);
   if (r != cu::CUDA_SUCCESS)

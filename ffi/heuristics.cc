@@ -85,7 +85,7 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
     if (!fp8_gemm_block_n_supported(block_n)) continue;
     int stages = 0;
     for (int s = stage_cap; s >= 1; --s)
-      if (fp8_gemm_smem_bytes(block_m, block_n, s) <= kMaxDynamicSmemBytes) {
+      if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row) <= kMaxDynamicSmemBytes) {
         stages = s;
         break;
       }
@@ -107,7 +107,7 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
   }
   if (best.block_n == 0) throw std::logic_error("select_fp8_gemm_config: no BLOCK_N candidate fits shared memory");
   best.num_threads = fp8_gemm_num_threads(best.block_m);
-  best.smem_bytes = fp8_gemm_smem_bytes(best.block_m, best.block_n, best.stages);
+  best.smem_bytes = fp8_gemm_smem_bytes(best.block_m, best.block_n, best.stages, b_scale_per_row);
   return best;
 }
 

@@ -70,6 +70,19 @@ EntryState inspect(const std::string& dir, CompiledKernel* out, std::string* why
 
 }  // namespace
 
+std::string verify_entry(const std::string& dir) {
+  std::string why;
+  switch (inspect(dir, nullptr, &why)) {
+    case EntryState::kMissing:
+      return dir + " is not a directory";
+    case EntryState::kDamaged:
+      return why;
+    case EntryState::kIntact:
+      return "";
+  }
+  return "unreachable";
+}
+
 void warn_once(const std::string& key, const std::string& message) {
   static std::mutex mutex;
   static std::set<std::string>* warned = new std::set<std::string>();

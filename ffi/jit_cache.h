@@ -49,6 +49,10 @@ class DiskCache {
   std::string root_;
 };
 
+// Why the directory `dir` is not an intact cache entry ("" when it is: its cubin matches the size and checksum in
+// its kernel.meta). For tests and tools that check a cache directory.
+std::string verify_entry(const std::string& dir);
+
 // Prints "jax_deepgemm: warning: <message>" to stderr once per distinct `key`.
 void warn_once(const std::string& key, const std::string& message);
 

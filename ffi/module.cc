@@ -138,6 +138,16 @@ NB_MODULE(_C, m) {
       "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint.");
 
   m.def(
+      "verify_cache_entry",
+      [](const std::string& dir) {
+        nb::gil_scoped_release release;
+        return jdg::jit::verify_entry(dir);
+      },
+      "dir"_a,
+      "Why a kernel cache entry directory (<cache dir>/cache/<kernel>.<digest>) is not intact: '' when its cubin "
+      "matches the size and checksum recorded in its kernel.meta (for tests and tools).");
+
+  m.def(
       "select_fp8_gemm_config",
       [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row,
          const std::string& grouping, std::int64_t num_groups, std::int64_t expected_m) {

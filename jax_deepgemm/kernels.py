@@ -16,11 +16,21 @@ FP8_GEMM_TARGET = "jdg_fp8_gemm"  # every family: the "grouping" attribute selec
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
 
-def _pad_k(x: jax.Array, multiple: int = 16) -> jax.Array:
-    """TMA needs 16-byte row strides; the K tail is zeros, which add nothing to the product."""
-    k = x.shape[-1]
-    pad = -k % multiple
+def _pad_last(x: jax.Array, multiple: int) -> jax.Array:
+    """Zeros appended to the last axis up to a multiple of `multiple`: TMA needs 16-byte row strides."""
+    pad = -x.shape[-1] % multiple
     return x if pad == 0 else jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)])
+
+
+def _pad_k(x: jax.Array) -> jax.Array:
+    """FP8 operands: K padded to 16 bytes; the K tail is zeros, which add nothing to the product."""
+    return _pad_last(x, 16)
+
+
+def _scale_rows(x: jax.Array) -> jax.Array:
+    """Scales as the kernel's TMA reads them ([..., rows of scales] with the last axis padded to a multiple of 4:
+    16-byte strides). The padding is zeros and only ever lands in rows or columns that are not stored."""
+    return _pad_last(x, 4)
 
 
 def _common_attributes(a, b, per_row, out_dtype) -> dict:
@@ -34,9 +44,9 @@ def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
     a, b = _pad_k(a), _pad_k(b)
     per_row = b_scale.shape[0] == n and n > 1
     # Scales are read per K block for a run of rows or columns, so the kernel wants them M-/N-major: a_scale
-    # [kb, M], per-row b_scale [kb, N]; 128x128 block scales stay [nb, kb].
-    b_scale_arg = b_scale.T if per_row else b_scale
-    operands = [a, a_scale.T, b, b_scale_arg] + ([c] if c is not None else [])
+    # [kb, M4], per-row b_scale [kb, N4]; 128x128 block scales stay [nb, kb].
+    b_scale_arg = _scale_rows(b_scale.T) if per_row else b_scale
+    operands = [a, _scale_rows(a_scale.T), b, b_scale_arg] + ([c] if c is not None else [])
     call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((m, n), out_dtype))
     return call(*operands, m=m, n=n, c_kind=_C_KIND[None if c is None else jnp.dtype(c.dtype)],
                 **_common_attributes(a, b, per_row, out_dtype))
@@ -53,10 +63,10 @@ def _grouped(grouping, a, a_scale, b, b_scale, groups, out_dtype, expected_m=0):
     kp = a.shape[-1]
     per_row = b_scale.shape[1] == n and n > 1
     a_flat = a.reshape(-1, kp)
-    a_scale_flat = a_scale.reshape(a_flat.shape[0], -1).T
+    a_scale_flat = _scale_rows(a_scale.reshape(a_flat.shape[0], -1).T)
     b_flat = b.reshape(g * n, kp)
     if per_row:
-        b_scale_flat = jnp.swapaxes(b_scale, 1, 2).reshape(-1, n)
+        b_scale_flat = _scale_rows(jnp.swapaxes(b_scale, 1, 2).reshape(-1, n))
     else:
         b_scale_flat = b_scale.reshape(-1, b_scale.shape[-1])
     call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((a_flat.shape[0], n), out_dtype))
@@ -80,9 +90,10 @@ def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m
 
 def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c):
     """The k-grouped layout (fp8_gemm_abi.h, kFp8GemmKGrouped): A [M, K] and B [N, K] as they are (K is a multiple of
-    128, segments run along it), both 1x128 scales M-/N-major ([kb, M], [kb, N]), C and D flat [G * M, N] float32."""
+    128, segments run along it), both 1x128 scales M-/N-major ([kb, M4], [kb, N4]), C and D flat [G * M, N] f32."""
     (m, k), n, g = a.shape, b.shape[0], group_sizes.shape[0]
-    operands = [a, a_scale.T, b, b_scale.T, group_sizes] + ([c[0].reshape(g * m, n)] if c else [])
+    c_flat = [c[0].reshape(g * m, n)] if c else []
+    operands = [a, _scale_rows(a_scale.T), b, _scale_rows(b_scale.T), group_sizes] + c_flat
     call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), jnp.float32))
     attributes = _common_attributes(a, b, True, jnp.float32)
     d = call(*operands, m=m, n=n, c_kind=_C_KIND[jnp.dtype(jnp.float32) if c else None], grouping="k_grouped",

@@ -50,10 +50,10 @@ def test_contiguous_lowers_to_the_ffi_call(m, n, k, g):
     assert attrs["grouping"] == '"contiguous"' and attrs["num_groups"] == f"{g} : i64"
     assert attrs["m"] == f"{m} : i64" and attrs["n"] == f"{n} : i64" and attrs["k"] == f"{-(-k // 16) * 16} : i64"
     assert attrs["c_kind"] == "0 : i64" and attrs["b_scale_per_row"] == "false"
-    kp, kb, nb = -(-k // 16) * 16, -(-k // 128), -(-n // 128)
+    kp, kb, nb, m4 = -(-k // 16) * 16, -(-k // 128), -(-n // 128), -(-m // 4) * 4
     types = _operand_types(text)
-    # a [M, K], a_scale [kb, M], b [G*N, K], b_scale [G*nb, kb], m_indices [M] -> d [M, N]
-    assert types.startswith(f"(tensor<{m}x{kp}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{g * n}x{kp}xf8E4M3FN>, "
+    # a [M, K], a_scale [kb, M4] (M padded to 4), b [G*N, K], b_scale [G*nb, kb], m_indices [M] -> d [M, N]
+    assert types.startswith(f"(tensor<{m}x{kp}xf8E4M3FN>, tensor<{kb}x{m4}xf32>, tensor<{g * n}x{kp}xf8E4M3FN>, "
                             f"tensor<{g * nb}x{kb}xf32>, tensor<{m}xi32>) -> tensor<{m}x{n}xbf16>"), types
 
 
@@ -197,8 +197,8 @@ def test_k_grouped_lowers_to_the_ffi_call(with_c):
     assert attrs["grouping"] == '"k_grouped"' and attrs["num_groups"] == f"{g} : i64"
     assert attrs["b_scale_per_row"] == "true" and attrs["out_f32"] == "true"
     assert attrs["c_kind"] == ("2 : i64" if with_c else "0 : i64")
-    kb = k // 128
-    # a [M, K], a_scale [kb, M], b [N, K], b_scale [kb, N], group_sizes [G] (, c [G*M, N]) -> d [G*M, N]
-    expected = (f"(tensor<{m}x{k}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{n}x{k}xf8E4M3FN>, tensor<{kb}x{n}xf32>, "
+    kb, n4 = k // 128, -(-n // 4) * 4
+    # a [M, K], a_scale [kb, M4], b [N, K], b_scale [kb, N4], group_sizes [G] (, c [G*M, N]) -> d [G*M, N]
+    expected = (f"(tensor<{m}x{k}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{n}x{k}xf8E4M3FN>, tensor<{kb}x{n4}xf32>, "
                 f"tensor<{g}xi32>" + (f", tensor<{g * m}x{n}xf32>" if with_c else "") + f") -> tensor<{g * m}x{n}xf32>")
     assert _operand_types(text).startswith(expected), _operand_types(text)

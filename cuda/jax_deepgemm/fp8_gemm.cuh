@@ -40,10 +40,11 @@
 //
 // Limits of this first version (tests/cuda/compile_check.py reports them; the speed work lifts them):
 //  * registers: a consumer thread holds 2 x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or >= 192
-//    (per-row B scales) spills to local memory: correct, but slow; the heuristics should stay below;
+//    (per-row B scales; to be re-measured since they come from shared memory) spills to local memory: correct, but slow; the heuristics should stay below;
 //  * each K block waits for its own wgmmas (wait_group 0) before promoting: the tensor cores of one warpgroup idle
 //    during its promotion (two consumer warpgroups overlap each other);
-//  * scales are read from global memory (L1/L2) by every consumer thread; the epilogue stores straight from
+//  * A scales and per-row B scales come with each stage through TMA into shared memory; 128x128 B scales (1-3 per
+//    K block, the same for every thread) are read from global memory (L1); the epilogue stores straight from
 //    registers (no stmatrix / TMA store). Pointers: D and C must be 4-byte (bf16) / 8-byte (f32) aligned.
 #pragma once
 
@@ -94,10 +95,15 @@ constexpr int kNumThreads = fp8_gemm_num_threads(kBlockM);
 // pattern repeats every 8 rows = 1024 bytes, and TMA and wgmma must agree on where it starts).
 constexpr int kSmemABytes = kBlockM * kBlockK;  // one stage of A
 constexpr int kSmemBBytes = kBlockN * kBlockK;  // one stage of B
+constexpr int kSmemSABytes = fp8_gemm_sa_stage_bytes(kBlockM);                 // one stage of A scales
+constexpr int kSmemSBBytes = fp8_gemm_sb_stage_bytes(kBlockN, kBScalePerRow);  // one stage of per-row B scales
 constexpr int kSmemBOffset = fp8_gemm_align(kStages * kSmemABytes, 1024);
-constexpr int kSmemBarOffset = kSmemBOffset + fp8_gemm_align(kStages * kSmemBBytes, 1024);
-constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages);
-constexpr unsigned int kStageTxBytes = kSmemABytes + kSmemBBytes;  // full boxes, OOB zero fill included
+constexpr int kSmemSAOffset = kSmemBOffset + fp8_gemm_align(kStages * kSmemBBytes, 1024);
+constexpr int kSmemSBOffset = kSmemSAOffset + fp8_gemm_align(kStages * kSmemSABytes, 1024);
+constexpr int kSmemBarOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBBytes, 1024);
+constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow);
+// Bytes one stage receives: full boxes, OOB zero fill included.
+constexpr unsigned int kStageTxBytes = kSmemABytes + kSmemBBytes + kBlockM * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
 
 // Register split (setmaxnreg): the producer thread needs few registers; the consumers hold two BLOCK_N/2 float
 // arrays (wgmma accumulator + promoted result). The pool is 64K registers per SM (per CTA here); at entry every
@@ -372,25 +378,23 @@ __device__ __forceinline__ void add_to(float& out, float v, bool keep) {
   }
 }
 
-// Promotion with per-column B scales: two scales per 8-column chunk for this thread, read here (L1-resident after
-// the first warp) in groups of kRowScaleGroup chunks. Left alone, the compiler hoists all BLOCK_N/4 loads to the
-// top and spills the accumulators; making the next group's address depend on this group's results (an empty asm)
-// bounds the scales in flight. kMasked: columns at offset >= `limit` from `row_scales` are past N and read nothing
-// (predicated loads off one base pointer with immediate offsets). keep0 / keep1: see add_to.
-template <bool kMasked, bool kRowMask>
+// Promotion with per-column B scales: this thread's two columns of each 8-column chunk, a float2 of the stage's
+// scales in shared memory (columns past N hold TMA's zero fill, and their products are zero too). Left alone, the
+// compiler hoists all BLOCK_N/8 loads to the top and spills the accumulators; making the next group's address
+// depend on this group's results (an empty asm) bounds the scales in flight. keep0 / keep1: see add_to.
+template <bool kRowMask>
 __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
-                                                const float* row_scales, float sa0, float sa1, int limit, bool keep0,
+                                                const Float2* col_scales, float sa0, float sa1, bool keep0,
                                                 bool keep1) {
-  constexpr int kRowScaleGroup = 4;
+  constexpr int kScaleGroup = 8;
 #pragma unroll
   for (int c = 0; c < kNumChunks; ++c) {
-    const float sb0 = (!kMasked || 8 * c < limit) ? ptx::ldg_f32(row_scales + 8 * c) : 0.0f;
-    const float sb1 = (!kMasked || 8 * c + 1 < limit) ? ptx::ldg_f32(row_scales + 8 * c + 1) : 0.0f;
-    add_to<kRowMask>(out[4 * c + 0], sa0 * sb0 * acc[4 * c + 0], keep0);
-    add_to<kRowMask>(out[4 * c + 1], sa0 * sb1 * acc[4 * c + 1], keep0);
-    add_to<kRowMask>(out[4 * c + 2], sa1 * sb0 * acc[4 * c + 2], keep1);
-    add_to<kRowMask>(out[4 * c + 3], sa1 * sb1 * acc[4 * c + 3], keep1);
-    if (c % kRowScaleGroup == kRowScaleGroup - 1) ptx::depend_on(row_scales, out[4 * c + 3]);
+    const Float2 sb = col_scales[4 * c];
+    add_to<kRowMask>(out[4 * c + 0], sa0 * sb.x * acc[4 * c + 0], keep0);
+    add_to<kRowMask>(out[4 * c + 1], sa0 * sb.y * acc[4 * c + 1], keep0);
+    add_to<kRowMask>(out[4 * c + 2], sa1 * sb.x * acc[4 * c + 2], keep1);
+    add_to<kRowMask>(out[4 * c + 3], sa1 * sb.y * acc[4 * c + 3], keep1);
+    if (c % kScaleGroup == kScaleGroup - 1) ptx::depend_on(col_scales, out[4 * c + 3]);
   }
 }
 
@@ -430,7 +434,9 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
 
 extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
-                 const __grid_constant__ jdg::TmaDescriptor tensor_map_b, const jdg::Fp8GemmArgs args) {
+                 const __grid_constant__ jdg::TmaDescriptor tensor_map_b,
+                 const __grid_constant__ jdg::TmaDescriptor tensor_map_sa,
+                 const __grid_constant__ jdg::TmaDescriptor tensor_map_sb, const jdg::Fp8GemmArgs args) {
   using namespace jdg;
   using namespace jdg::fp8_gemm;
 
@@ -439,6 +445,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const unsigned int smem_base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
   const unsigned int smem_a = smem_base;
   const unsigned int smem_b = smem_base + kSmemBOffset;
+  const unsigned int smem_sa = smem_base + kSmemSAOffset;
+  const unsigned int smem_sb = smem_base + kSmemSBOffset;
+  // The same scale areas as generic pointers, for plain loads (the full barrier's wait orders them after TMA).
+  const unsigned char* smem_generic = smem_raw + (smem_base - ptx::smem_addr(smem_raw));
+  const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
+  const Float2* sb_stages = reinterpret_cast<const Float2*>(smem_generic + kSmemSBOffset);
   const unsigned int full_bars = smem_base + kSmemBarOffset;  // kStages x 8 bytes
   const unsigned int empty_bars = full_bars + 8 * kStages;    // kStages x 8 bytes
 
@@ -449,6 +461,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   if (threadIdx.x == kNumMathThreads) {  // first producer thread: set up while the others wait
     ptx::prefetch_tensormap(&tensor_map_a);
     ptx::prefetch_tensormap(&tensor_map_b);
+    ptx::prefetch_tensormap(&tensor_map_sa);
+    if constexpr (kBScalePerRow) ptx::prefetch_tensormap(&tensor_map_sb);
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bars + 8 * s, 1);                       // the producer's arrive_expect_tx
       ptx::mbarrier_init(empty_bars + 8 * s, kNumMathThreads / 32);  // one arrival per consumer warp
@@ -484,6 +498,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
               ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
               ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+              ptx::tma_load_2d(smem_sa + stage * kSmemSABytes, &tensor_map_sa, full, tile.row0, kb);
+              if constexpr (kBScalePerRow)
+                ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
+                                 group * kNumKBlocks + kb);
             }
             if (++stage == kStages) {
               stage = 0;
@@ -503,7 +521,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     const int tile_row1 = tile_row0 + 8;
     const int chunk_col = 2 * (lane % 4);
     const unsigned int a_wg_offset = warpgroup * 64 * kBlockK;  // this warpgroup's 64 rows of the A tile
-    const int m = args.m;
 
     float acc[kAccRegs];  // tensor-core accumulator of one 128-wide K block
     float out[kAccRegs];  // promoted FP32 result of the tile
@@ -512,17 +529,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     unsigned int phase = 0;
     for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
       const int n0 = tile.n_block * kBlockN;
-      const int row0 = tile.row0 + tile_row0;  // rows of A and a_scale
-      const int row1 = tile.row0 + tile_row1;
       const int d_row0 = tile.d_row0 + tile_row0;  // rows of C and D
       const int d_row1 = tile.d_row0 + tile_row1;
 
 #pragma unroll
       for (int i = 0; i < kAccRegs; ++i) out[i] = 0.0f;
 
-      // Scale pointers; rows past A and columns past N are clamped (their results are never stored).
-      const float* a_scale0 = args.a_scale + (row0 < m ? row0 : m - 1);
-      const float* a_scale1 = args.a_scale + (row1 < m ? row1 : m - 1);
 
       int ids[kIdSlots] = {};     // contiguous: the tile's expert ids (as next_expert wants them)
       int id0 = 0, id1 = 0;       // contiguous: the experts of this thread's two rows
@@ -549,8 +561,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           active = warpgroup * 64 < tile.rows;  // masked / ragged / M tail: skip rows that are not stored
         }
 
-        const float* b_scale = args.b_scale + (long long)group * (kBScalePerRow ? (long long)kNumKBlocks * kN
-                                                                                 : (long long)kNumScaleNBlocks * kNumKBlocks);
+        const float* b_scale = args.b_scale + (long long)group * kNumScaleNBlocks * kNumKBlocks;  // 128x128 only
         const float* b_scale_blk[kMaxBScaleBlocks];
 #pragma unroll
         for (int j = 0; j < kMaxBScaleBlocks; ++j) {
@@ -570,17 +581,18 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
             continue;
           }
-          // Issue the scale loads before waiting for the tiles, so their latency hides behind the wait.
-          const float sa0 = ptx::ldg_f32(a_scale0 + (long long)kb * m);
-          const float sa1 = ptx::ldg_f32(a_scale1 + (long long)kb * m);
+          // Issue the global scale loads before waiting for the tiles, so their latency hides behind the wait.
           float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
           if constexpr (!kBScalePerRow) {
 #pragma unroll
             for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
           }
 
-          // Wait for the stage's TMA bytes.
+          // Wait for the stage's TMA bytes (tiles and scales).
           ptx::mbarrier_wait(full_bars + 8 * stage, phase);
+          const float sa0 = sa_stages[stage * (kSmemSABytes / 4) + tile_row0];
+          const float sa1 = sa_stages[stage * (kSmemSABytes / 4) + tile_row1];
+          const Float2* col_scales = sb_stages + stage * (kSmemSBBytes / 8) + chunk_col / 2;
 
           // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the tensor-core
           // accumulator restarts at zero every K block (the promotion below does the long accumulation in FP32).
@@ -597,8 +609,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           ptx::wgmma_wait_group<0>();
           ptx::fence_operands(acc);
 
-          // The wgmmas of this warp finished reading the stage: release it (one arrival per warp).
-          if (lane == 0) ptx::mbarrier_arrive(empty_bars + 8 * stage);
+          // The wgmmas of this warp finished reading the stage: release it (one arrival per warp), unless the
+          // promotion still reads its per-row B scales.
+          const unsigned int empty = empty_bars + 8 * stage;
+          if (!kBScalePerRow && lane == 0) ptx::mbarrier_arrive(empty);
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1u;
@@ -607,22 +621,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores. Only a
           // contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
           if constexpr (kBScalePerRow) {
-            // Per-column B scales (1x128 recipe), read inside the promotion; only a tile reaching past N needs the
-            // masked (predicated) variant.
-            const float* row_scales = b_scale + (long long)kb * kN + n0 + chunk_col;
-            const bool full_width = n0 + kBlockN <= kN;
-            const int limit = kN - n0 - chunk_col;
             if (kContiguous && !all_rows) {
-              if (full_width) {
-                promote_per_row<false, kContiguous>(out, acc, row_scales, sa0, sa1, 0, keep0, keep1);
-              } else {
-                promote_per_row<true, kContiguous>(out, acc, row_scales, sa0, sa1, limit, keep0, keep1);
-              }
-            } else if (full_width) {
-              promote_per_row<false, false>(out, acc, row_scales, sa0, sa1, 0, true, true);
+              promote_per_row<kContiguous>(out, acc, col_scales, sa0, sa1, keep0, keep1);
             } else {
-              promote_per_row<true, false>(out, acc, row_scales, sa0, sa1, limit, true, true);
+              promote_per_row<false>(out, acc, col_scales, sa0, sa1, true, true);
             }
+            __syncwarp();  // every lane has read its scales before lane 0 releases the stage
+            if (lane == 0) ptx::mbarrier_arrive(empty);
           } else {
             if (kContiguous && !all_rows) {
               promote_blocks<kContiguous>(out, acc, sb, sa0, sa1, n0 % 128, keep0, keep1);

@@ -6,6 +6,8 @@
 //
 //   extern "C" __global__ void jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
 //                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_b,
+//                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_sa,
+//                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_sb,
 //                                           const jdg::Fp8GemmArgs args);
 //
 //   JDG_N, JDG_K            problem N and K (compile-time; M is the runtime args.m)
@@ -20,7 +22,7 @@
 //                           read args.groups on the device; the M-grouped ones take no C (JDG_C_KIND 0).
 //
 // Launch: grid = min(num_sms, fp8_gemm_max_tiles(...)) persistent CTAs (1-D), block = fp8_gemm_num_threads(BLOCK_M),
-// dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES), no cluster. The grid depends on static
+// dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW), no cluster. The grid depends on static
 // shapes only; the kernel counts the tiles of grouped modes on the device (a CTA with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
@@ -28,18 +30,23 @@
 //      box {128, BLOCK_M}, 128-byte swizzle, out-of-bounds elements zero-filled.
 //   B: uint8, 2-D, dims {K, G * N} (all groups' [N, K] blocks stacked; G = 1 for dense), row stride K bytes,
 //      box {128, BLOCK_N}, 128-byte swizzle, zero fill.
+//   SA: float32, 2-D over a_scale [kb, M4] (M4 = rows of A rounded up to a multiple of 4, so that rows are 16-byte
+//      strides; the padding is never read into a stored row): dims {M4, kb}, box {BLOCK_M, 1}, no swizzle, zero fill.
+//   SB: per-row B scales only (JDG_B_SCALE_PER_ROW 1; otherwise any valid map, unused): float32, 2-D over b_scale
+//      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
+//   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
-//   kFp8GemmContiguous  A [M, K], a_scale [kb, M], D [M, N]; groups = m_indices int32 [M]: row m uses expert
+//   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert
 //                       groups[m]; an id outside [0, G) gives a zero row. Any ids are allowed (see fp8_gemm.cuh).
-//   kFp8GemmRagged      A [M, K], a_scale [kb, M], D [M, N]; groups = group_sizes int32 [G]: group g owns the next
+//   kFp8GemmRagged      A [M, K], a_scale [kb, M4], D [M, N]; groups = group_sizes int32 [G]: group g owns the next
 //                       max(groups[g], 0) rows, cut at M; rows past the last group are written as zeros.
-//   kFp8GemmMasked      A [G * group_m, K], a_scale [kb, G * group_m], D [G * group_m, N] (group g's rows start at
+//   kFp8GemmMasked      A [G * group_m, K], a_scale [kb, (G * group_m)4], D [G * group_m, N] (group g's rows start at
 //                       g * group_m); groups = masked_m int32 [G]: rows r < clamp(groups[g], 0, group_m) of group g
 //                       are computed, the others are not written.
-//   B scales of group g: 128x128 [G, nb, kb] (row-major) or per row [G, kb, N].
-//   kFp8GemmKGrouped    the weight-gradient GEMM: A [M, K], a_scale [kb, M], B [N, K] (one, G = 1 in the B tensor
-//                       map), per-row b_scale [kb, N] (JDG_B_SCALE_PER_ROW 1), D [G * M, N] float32 (JDG_OUT_F32 1),
+//   B scales of group g: 128x128 [G, nb, kb] (row-major) or per row [G, kb, N4].
+//   kFp8GemmKGrouped    the weight-gradient GEMM: A [M, K], a_scale [kb, M4], B [N, K] (one, G = 1 in the B and
+//                       SB tensor maps), per-row b_scale [kb, N4] (JDG_B_SCALE_PER_ROW 1), D [G * M, N] float32 (JDG_OUT_F32 1),
 //                       C none or float32 [G * M, N] (JDG_C_KIND 0 or 2); groups = group_sizes int32 [G]: K is cut
 //                       into G consecutive segments, group g owns the next max(groups[g], 0) columns, cut at K, and
 //                       D[g] = C[g] + A_g B_g^T over its segment. Segments are meant to be multiples of 128: the
@@ -56,8 +63,7 @@ struct alignas(64) TmaDescriptor {
 };
 
 struct Fp8GemmArgs {
-  const float* a_scale;  // [kb, M]: A's 1x128 scales, M fastest (kb = ceil(K / 128))
-  const float* b_scale;  // [nb, kb] (128x128 blocks) or [kb, N] (per row), see JDG_B_SCALE_PER_ROW; per group
+  const float* b_scale;  // 128x128 block scales [G * nb, kb], read from global memory (per-row ones: tensor map SB)
   const void* c;         // [M, N] (k-grouped: [G * M, N]) row-major or nullptr (JDG_C_KIND == 0)
   void* d;               // [M, N] (k-grouped: [G * M, N]) row-major output
   int m;                 // rows of A (>= 1), and of C and D but for k-grouped (G * m); masked: G * group_m
@@ -101,12 +107,25 @@ constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long 
   return (per_group_grid ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
 }
 
+// Shared memory of one stage's scales: A's BLOCK_M floats, and (per-row B scales) B's BLOCK_N floats, each slot
+// 128-byte aligned (a TMA destination).
+constexpr int fp8_gemm_sa_stage_bytes(int block_m) { return fp8_gemm_align(block_m * 4, 128); }
+constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
+  return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
+}
+
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
-//   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes),
-//   stages x full + stages x empty mbarriers (8 bytes each), plus 1024 bytes of slack for aligning the base.
-constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages) {
+//   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B
+//   scales (per row only), stages x full + stages x empty mbarriers (8 bytes each), plus 1024 bytes of slack for
+//   aligning the base.
+constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row) {
   return fp8_gemm_align(stages * block_m * kFp8BlockK, 1024) + fp8_gemm_align(stages * block_n * kFp8BlockK, 1024) +
+         fp8_gemm_align(stages * fp8_gemm_sa_stage_bytes(block_m), 1024) +
+         fp8_gemm_align(stages * fp8_gemm_sb_stage_bytes(block_n, b_scale_per_row), 1024) +
          fp8_gemm_align(2 * stages * 8, 1024) + 1024;
 }
+
+// Scale rows are padded to a multiple of 4 floats: TMA needs 16-byte row strides.
+constexpr long long fp8_gemm_pad4(long long x) { return (x + 3) / 4 * 4; }
 
 }  // namespace jdg

@@ -39,13 +39,15 @@ def align(x, a):
     return (x + a - 1) // a * a
 
 
-def smem_bytes(bm, bn, stages):
-    return align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(2 * stages * 8, 1024) + 1024
+def smem_bytes(bm, bn, stages, row=0):
+    sa, sb = align(bm * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
+    return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
+            align(stages * sb, 1024) + align(2 * stages * 8, 1024) + 1024)
 
 
-def max_stages(bm, bn):
+def max_stages(bm, bn, row=0):
     s = 1
-    while smem_bytes(bm, bn, s + 1) <= MAX_SMEM:
+    while smem_bytes(bm, bn, s + 1, row) <= MAX_SMEM:
         s += 1
     return s
 
@@ -121,11 +123,12 @@ def wrapper_source(cfg: dict) -> str:
 
 
 GROUPED_MODES = {1: "contiguous", 2: "ragged", 3: "masked"}  # JDG_GROUPED_MODE (fp8_gemm_abi.h); 0 is dense
+MODE_NAMES = {**GROUPED_MODES, 4: "k_grouped"}  # k-grouped takes per-row B scales and f32 out only
 
 
 def cfg_name(cfg):
     mode = cfg.get("GROUPED_MODE", 0)
-    return ((f"{GROUPED_MODES[mode]}_" if mode else "") +
+    return ((f"{MODE_NAMES[mode]}_" if mode else "") +
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}")
 
@@ -218,6 +221,9 @@ def sweep(quick: bool):
                     cfg(64, 112, 3, 130, 208, 0, 1, 1, (0, 1), mode=mode),
                     cfg(128, 192, max_stages(128, 192), 7168, 2048, mode=mode),
                     cfg(128, 176, 3, 7168, 2048, 0, 0, 1, mode=mode)]
+    # k-grouped: per-row B scales and f32 out only, with or without an f32 C
+    grouped += [cfg(128, 176, max_stages(128, 176, 1), 7168, 32768, 2, 1, 1, mode=4),
+                cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4)]
 
     if quick:
         for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256)]:
@@ -231,13 +237,14 @@ def sweep(quick: bool):
     i = 0
     for bm in (64, 128):
         for bn in BLOCK_NS:
-            ms = max_stages(bm, bn)
-            for st in sorted({2, (2 + ms) // 2, ms}):
+            for st_pick in range(3):
                 ck, o32, row, e = macro_combos[i % len(macro_combos)]
+                ms = max_stages(bm, bn, row)
+                st = (2, (2 + ms) // 2, ms)[st_pick]
                 n, k = shapes[i % len(shapes)]
                 jobs.append((cfg(bm, bn, st, n, k, ck, o32, row, e), True))
                 i += 1
-            jobs.append((cfg(bm, bn, ms + 1, 2112, 7168), False))
+            jobs.append((cfg(bm, bn, max_stages(bm, bn) + 1, 2112, 7168), False))
         # per-row B scales and the straddling 128x128 path are register-heavier: check regs for every BN
         for bn in BLOCK_NS:
             jobs.append((cfg(bm, bn, 2, 2112, 7168, 1, 0, 1, (0, 0)), True))

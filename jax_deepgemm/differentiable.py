@@ -19,6 +19,7 @@ import jax.numpy as jnp
 from . import _checks as check
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
+from .primitives import match_vma
 from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .reference import ragged_row_groups, segment_ends
 
@@ -61,11 +62,12 @@ def fp8_dot(x, w) -> jax.Array:
         n, wk = w_data.shape
         check.same(fn, "K", wk, k, f"x is [..., K] with K={k}, w[0] is [N, K] with K={wk}")
         w_scale = check.scale(fn, "w[1] (w scale)", w_scale, check.scale_shapes_rhs(n, k, per_row=False))
-        out = _fp8_dot_quantized(x.reshape(-1, k), w_data, w_scale)
+        out = _fp8_dot_quantized(*match_vma(x.reshape(-1, k), w_data, w_scale))
         return out.reshape(*x.shape[:-1], n)
     w = _float(fn, "w", w, ndim=2)
     check.same(fn, "K", w.shape[0], k, f"x is [..., K] with K={k}, w is [K, N] with K={w.shape[0]}")
-    out = _fp8_dot(x.reshape(-1, k), w)
+    # Inside shard_map, a replicated w enters varying like x (see match_vma): its gradient is then summed over shards.
+    out = _fp8_dot(*match_vma(x.reshape(-1, k), w))
     return out.reshape(*x.shape[:-1], w.shape[1])
 
 
@@ -141,7 +143,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
         out_dtype = jnp.dtype(preferred_element_type)
         if not jnp.issubdtype(out_dtype, jnp.floating):
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
-    return _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset)
+    return _ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset))
 
 
 def _ragged_row_mask(group_sizes, group_offset, m):

@@ -1,8 +1,12 @@
 """One JAX primitive per kernel family, with its abstract eval, lowerings, JVP and batching rule.
 
-Lowering: on CUDA the rule asks `runtime.use_kernels()` and emits the FFI call of `kernels.py` (sm_90) or the
-reference; every other platform lowers to the reference (`reference.py`), so CPU runs exercise the very same
-primitives and rules as the GPU.
+Each family is a pair of primitives:
+  outer  what the public functions bind: abstract eval (shape, dtype, varying manual axes), JVP, batching rule
+         (`batching.py`), and one lowering for every platform that partitions the call when the program is sharded
+         (`sharding.py`) and otherwise lowers the inner primitive in place;
+  inner  the per-shard computation, only ever created inside that lowering: on CUDA it asks `runtime.use_kernels()`
+         and emits the FFI call of `kernels.py` (sm_90) or the reference; every other platform lowers to the
+         reference (`reference.py`), so CPU runs exercise the very same primitives and rules as the GPU.
 
 Operands are positional and already normalised by the public functions (see `reference.py`); an optional `c`
 is always the last operand, and its presence is visible from the operand count.
@@ -18,27 +22,59 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.extend.core import Primitive
-from jax.interpreters import ad, batching, mlir, xla
+from jax.interpreters import ad, mlir, xla
+from jax.sharding import NamedSharding, PartitionSpec
 
 from . import kernels, reference, runtime
 
 
 @dataclass(frozen=True)
 class Family:
-    primitive: Primitive
+    primitive: Primitive  # outer
+    inner: Primitive
     reference: Callable
     kernel: Callable | None  # the CUDA path, None while the family has no kernel yet
 
     def bind(self, *operands, **params):
-        return self.primitive.bind(*operands, **params)
+        return self.primitive.bind(*match_vma(*operands), **params)
 
 
-def _shaped(shape, dtype):
-    return jax.core.ShapedArray(tuple(shape), jnp.dtype(dtype))
+# ---- varying manual axes (shard_map with check_vma=True) ----
+
+def varying_axes(aval) -> frozenset:
+    """The manual mesh axes over which a value of this type may differ between shards (empty outside shard_map)."""
+    mat = getattr(aval, "mat", None)  # jax 0.11: aval.mat.varying; older releases: aval.vma
+    return frozenset(getattr(mat, "varying", None) or getattr(aval, "vma", None) or ())
 
 
-def _cuda_lowering(family_ref: Callable, kernel: Callable | None):
-    reference_rule = mlir.lower_fun(family_ref, multiple_results=False)
+def match_vma(*xs):
+    """Every x made varying over the union of the axes the xs vary over, as jax.lax's own primitives do before
+    binding. Besides typing the result, this is what makes gradients of replicated operands right: the transpose
+    of the cast is the psum that adds up the per-shard cotangents (custom_vjp rules rely on it too)."""
+    have = [varying_axes(jax.typeof(x)) for x in xs]
+    vma = frozenset().union(*have)
+    if all(h == vma for h in have):
+        return xs
+    order = sorted(vma, key=str)
+    return tuple(lax.pcast(x, tuple(a for a in order if a not in h), to="varying") for x, h in zip(xs, have))
+
+
+def _shaped(avals, shape, dtype):
+    """The output aval: a replicated NamedSharding on the operands' mesh (the default of jax.lax's primitives on
+    Auto/Manual meshes) and the union of the operands' varying manual axes."""
+    mesh = next((a.sharding.mesh for a in avals if not a.sharding.mesh.empty), jax.sharding.get_abstract_mesh())
+    vma = frozenset().union(*(varying_axes(a) for a in avals))
+    out = jax.core.ShapedArray(tuple(shape), jnp.dtype(dtype), sharding=NamedSharding(mesh, PartitionSpec()))
+    if vma:
+        mat = out.manual_axis_type.update(varying=vma)
+        out = out.update(manual_axis_type=mat)
+    return out
+
+
+# ---- lowering ----
+
+def _cuda_lowering(ref: Callable, kernel: Callable | None):
+    reference_rule = mlir.lower_fun(ref, multiple_results=False)
     kernel_rule = mlir.lower_fun(kernel, multiple_results=False) if kernel is not None else None
 
     def rule(ctx, *args, **params):
@@ -62,61 +98,56 @@ def _jvp_via_reference(prim: Primitive, ref: Callable):
     return jvp
 
 
-def _sequential_batcher(prim: Primitive):
-    """Correct for any batching pattern: one primitive call per batch element (lax.map)."""
+def _define(name: str, shape_rule: Callable, ref: Callable, kernel: Callable | None = None) -> Family:
+    def abstract_eval(*avals, **params):
+        return _shaped(avals, *shape_rule(*avals, **params))
 
-    def batcher(axis_data, args, dims, **params):
-        del axis_data
-        if all(d is None for d in dims):  # JAX calls fancy batchers with no batched operand too (e.g. under grad)
-            return prim.bind(*args, **params), None
-        batched = [jnp.moveaxis(x, d, 0) for x, d in zip(args, dims) if d is not None]
+    inner = Primitive(name + "_local")
+    inner.def_impl(partial(xla.apply_primitive, inner))
+    inner.def_abstract_eval(abstract_eval)
+    mlir.register_lowering(inner, mlir.lower_fun(ref, multiple_results=False))
+    mlir.register_lowering(inner, _cuda_lowering(ref, kernel), platform="cuda")
 
-        def one(xs):
-            it = iter(xs)
-            return prim.bind(*[next(it) if d is not None else x for x, d in zip(args, dims)], **params)
-
-        return lax.map(one, batched), 0
-
-    return batcher
-
-
-def _define(name: str, abstract_eval: Callable, ref: Callable, kernel: Callable | None = None) -> Family:
     prim = Primitive(name)
     prim.def_impl(partial(xla.apply_primitive, prim))
     prim.def_abstract_eval(abstract_eval)
-    mlir.register_lowering(prim, mlir.lower_fun(ref, multiple_results=False))
-    mlir.register_lowering(prim, _cuda_lowering(ref, kernel), platform="cuda")
     ad.primitive_jvps[prim] = _jvp_via_reference(prim, ref)
-    batching.fancy_primitive_batchers[prim] = _sequential_batcher(prim)
-    return Family(prim, ref, kernel)
+    return Family(prim, inner, ref, kernel)
 
 
-# ---- abstract evaluation: output shape and dtype from the (already validated) operands ----
+# ---- output shape and dtype from the (already validated) operands ----
 
-def _dense_abstract(a, a_scale, b, b_scale, *c, out_dtype):
-    return _shaped((a.shape[0], b.shape[0]), out_dtype)
-
-
-def _m_grouped_abstract(a, a_scale, b, b_scale, groups, *, out_dtype, **_):
-    return _shaped((a.shape[0], b.shape[1]), out_dtype)
+def _dense_shape(a, a_scale, b, b_scale, *c, out_dtype):
+    return (a.shape[0], b.shape[0]), out_dtype
 
 
-def _masked_abstract(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
-    return _shaped((a.shape[0], a.shape[1], b.shape[1]), out_dtype)
+def _m_grouped_shape(a, a_scale, b, b_scale, groups, *, out_dtype):
+    return (a.shape[0], b.shape[1]), out_dtype
 
 
-def _k_grouped_abstract(a, a_scale, b, b_scale, group_sizes, *c):
-    return _shaped((group_sizes.shape[0], a.shape[0], b.shape[0]), jnp.float32)
+def _masked_shape(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
+    return (a.shape[0], a.shape[1], b.shape[1]), out_dtype
 
 
-fp8_gemm = _define("jax_deepgemm_fp8_gemm", _dense_abstract, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)
-m_grouped_contiguous = _define("jax_deepgemm_m_grouped_contiguous", _m_grouped_abstract,
+def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c):
+    return (group_sizes.shape[0], a.shape[0], b.shape[0]), jnp.float32
+
+
+fp8_gemm = _define("jax_deepgemm_fp8_gemm", _dense_shape, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)
+m_grouped_contiguous = _define("jax_deepgemm_m_grouped_contiguous", _m_grouped_shape,
                                reference.m_grouped_fp8_gemm_nt_contiguous, kernels.m_grouped_fp8_gemm_nt_contiguous)
-grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_abstract, reference.fp8_grouped_gemm_nt,
+grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_shape, reference.fp8_grouped_gemm_nt,
                          kernels.fp8_grouped_gemm_nt)
-m_grouped_masked = _define("jax_deepgemm_m_grouped_masked", _masked_abstract,
+m_grouped_masked = _define("jax_deepgemm_m_grouped_masked", _masked_shape,
                            reference.m_grouped_fp8_gemm_nt_masked, kernels.m_grouped_fp8_gemm_nt_masked)
-k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_abstract, reference.k_grouped_fp8_gemm_nt_contiguous,
+k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_shape, reference.k_grouped_fp8_gemm_nt_contiguous,
                     kernels.k_grouped_fp8_gemm_nt_contiguous)
 
 FAMILIES = (fp8_gemm, m_grouped_contiguous, grouped_ragged, m_grouped_masked, k_grouped)
+
+# The rules that need the families themselves (a batched dense GEMM is a masked grouped one, ...).
+from . import batching, sharding  # noqa: E402
+
+for _rules in (batching, sharding):
+    _rules.register(dense=fp8_gemm, contiguous=m_grouped_contiguous, ragged=grouped_ragged, masked=m_grouped_masked,
+                    k_grouped=k_grouped)

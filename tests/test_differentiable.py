@@ -183,8 +183,6 @@ def test_fp8_dot_shard_map_grad_unchecked_vma():
     _shard_map_grads(check_vma=False)
 
 
-@pytest.mark.xfail(strict=True, reason="known bug: the primitives' abstract eval drops the varying manual axes, so "
-                   "the custom_vjp backward inside shard_map(check_vma=True) has the wrong type")
 def test_fp8_dot_shard_map_grad():
     _shard_map_grads(check_vma=True)
 

@@ -9,48 +9,16 @@ import numpy as np
 import pytest
 
 from jax_deepgemm import nn
-from conftest import cosine, to64
+import nn_common
+from conftest import to64
+from nn_common import assert_close_in_direction, grads, moe_oracle
 
-# Cosine similarity between the FP8 layer and the float32 one: FP8 (e4m3, 3 mantissa bits) through two grouped
-# GEMMs and SwiGLU keeps above 0.998 on random data; a wrong scale, route or permutation falls far below.
-MIN_COSINE = 0.995
-T, D, F, E, TOP_K = 96, 256, 128, 8, 2
+T, E, TOP_K = 96, 8, 2
+D, F = nn_common.D, nn_common.F
 
 
 def random_moe(seed: int, tokens: int = T, experts: int = E, dtype=jnp.float32):
-    kx, kw = jax.random.split(jax.random.key(seed))
-    x = jax.random.normal(kx, (tokens, D), jnp.float32).astype(dtype)
-    return (x, *nn.init_moe_weights(kw, D, F, experts))
-
-
-def moe_oracle(x, router_w, w_gate_up, w_down, top_k):
-    """The MoE layer in float64 NumPy, every expert applied to every token (no sorting): [T, D]."""
-    x, router_w, w_gate_up, w_down = map(to64, (x, router_w, w_gate_up, w_down))
-    logits = x @ router_w
-    p = np.exp(logits - logits.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    ids = np.argsort(-p, axis=-1, kind="stable")[:, :top_k]
-    weights = np.take_along_axis(p, ids, -1)
-    weights /= weights.sum(-1, keepdims=True)
-    h = np.einsum("td,edf->tef", x, w_gate_up)
-    gate, up = np.split(h, 2, axis=-1)
-    expert_out = np.einsum("tef,efd->ted", gate / (1 + np.exp(-gate)) * up, w_down)  # [T, E, D]
-    return np.einsum("tk,tkd->td", weights, np.take_along_axis(expert_out, ids[..., None], 1))
-
-
-def grads(layer, args, probe):
-    """d/d args of sum(layer(*args) * probe), jitted."""
-    return jax.jit(jax.grad(lambda *a: jnp.sum(layer(*a).astype(jnp.float32) * probe), range(len(args))))(*args)
-
-
-def assert_close_in_direction(got, want, what):
-    got64, want64 = to64(got), to64(want)
-    assert np.linalg.norm(want64) > 0 and np.linalg.norm(got64) > 0, f"{what}: all zeros"
-    assert np.all(np.isfinite(got64)), f"{what}: not finite"
-    c = cosine(got, want)
-    assert c > MIN_COSINE, f"{what}: cosine {c:.5f} <= {MIN_COSINE}"
-    # The direction alone would accept a scaled result: the norms must agree too.
-    np.testing.assert_allclose(np.linalg.norm(got64), np.linalg.norm(want64), rtol=0.05, err_msg=what)
+    return nn_common.random_moe(seed, tokens, experts, dtype)
 
 
 # ---------------------------------------------------------------- fp8_linear

@@ -22,8 +22,13 @@ def _array(fn: str, name: str, x) -> jax.Array:
         raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__} {x!r}")
     try:
         return jnp.asarray(x)
-    except TypeError as e:
-        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}") from e
+    except (TypeError, ValueError, OverflowError) as e:  # strings, ragged lists, ints beyond 64 bits, objects
+        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__} ({e})") from e
+
+
+def _given_dtype(original, converted: jax.Array):
+    """The dtype the caller passed (NumPy int64 data must be reported as int64, not as the int32 JAX made of it)."""
+    return getattr(original, "dtype", converted.dtype)
 
 
 def out_dtype(fn: str, dtype) -> np.dtype:
@@ -43,22 +48,40 @@ def pair(fn: str, name: str, value) -> tuple:
 
 
 def fp8(fn: str, name: str, x, ndim: int) -> jax.Array:
-    x = _array(fn, name, x)
+    original, x = x, _array(fn, name, x)
     if x.dtype not in FP8_DTYPES:
-        raise TypeError(f"{fn}: {name} must be float8_e4m3fn or float8_e5m2, got {x.dtype} (quantize with "
-                        "per_token_cast_to_fp8 / per_block_cast_to_fp8)")
+        raise TypeError(f"{fn}: {name} must be float8_e4m3fn or float8_e5m2, got {_given_dtype(original, x)} "
+                        "(quantize with per_token_cast_to_fp8 / per_block_cast_to_fp8)")
     if x.ndim != ndim:
         raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
+    not_empty(fn, name, x)
+    return x
+
+
+def not_empty(fn: str, name: str, x: jax.Array) -> None:
     if 0 in x.shape:
-        raise ValueError(f"{fn}: {name} has an empty dimension: shape {x.shape}")
+        raise ValueError(f"{fn}: {name} has an empty dimension: shape {x.shape} (every dimension must be >= 1)")
+
+
+def floating(fn: str, name: str, x, ndim: int | None = None, allow_empty: bool = False,
+             allow_fp8: bool = False) -> jax.Array:
+    """A float32/bfloat16/float16 array (FP8 only where allowed: the GEMMs take FP8 as (data, scale) pairs)."""
+    original, x = x, _array(fn, name, x)
+    if not jnp.issubdtype(x.dtype, jnp.floating) or (x.dtype in FP8_DTYPES and not allow_fp8):
+        raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {_given_dtype(original, x)}")
+    if ndim is not None and x.ndim != ndim:
+        raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
+    if not allow_empty:
+        not_empty(fn, name, x)
     return x
 
 
 def scale(fn: str, name: str, s, expected: dict[str, tuple[int, ...]]) -> jax.Array:
-    """Checks a scale against the allowed shapes (`expected` maps a description to a shape); returns float32."""
-    s = _array(fn, name, s)
+    """Checks a scale against the allowed shapes (`expected` maps a description to a shape); returns float32.
+    NumPy float64 scales are accepted (JAX stores them as float32, exactly what is needed)."""
+    original, s = s, _array(fn, name, s)
     if s.dtype not in SCALE_DTYPES:
-        raise TypeError(f"{fn}: {name} must be float32 or float8_e8m0fnu, got {s.dtype}")
+        raise TypeError(f"{fn}: {name} must be float32 or float8_e8m0fnu, got {_given_dtype(original, s)}")
     if tuple(s.shape) not in expected.values():
         wanted = " or ".join(f"{shape} ({desc})" for desc, shape in expected.items())
         raise ValueError(f"{fn}: {name} has shape {tuple(s.shape)}; expected {wanted}")
@@ -67,14 +90,21 @@ def scale(fn: str, name: str, s, expected: dict[str, tuple[int, ...]]) -> jax.Ar
 
 def index(fn: str, name: str, x, shape: tuple[int | None, ...]) -> jax.Array:
     """An integer array of the given shape (None: any size) as int32; non-integer dtypes are a TypeError."""
+    original = x
     if not isinstance(x, (jax.Array, bool, int, float, complex)) and x is not None:
         # Host data (NumPy, lists): clamp 64-bit values here, before jnp.asarray would keep only their low 32 bits.
-        host = np.asarray(x)
+        try:
+            host = np.asarray(x)
+        except (TypeError, ValueError, OverflowError) as e:  # e.g. a ragged list
+            raise TypeError(f"{fn}: {name} must be an integer array (int32), got {type(x).__name__} ({e})") from e
         if np.issubdtype(host.dtype, np.integer):
             x = _clamp_to_int32(np, host)
+        elif host.dtype == object:  # Python ints beyond 64 bits, or mixed objects
+            raise TypeError(f"{fn}: {name} must be an integer array (int32), got {type(x).__name__} of objects "
+                            "(values beyond 64 bits?)")
     x = _array(fn, name, x)
     if not jnp.issubdtype(x.dtype, jnp.integer):
-        raise TypeError(f"{fn}: {name} must be an integer array (int32), got {x.dtype}")
+        raise TypeError(f"{fn}: {name} must be an integer array (int32), got {_given_dtype(original, x)}")
     if x.ndim != len(shape) or any(e is not None and e != d for d, e in zip(x.shape, shape)):
         wanted = tuple("any" if e is None else e for e in shape)
         raise ValueError(f"{fn}: {name} has shape {tuple(x.shape)}; expected {wanted}")
@@ -96,17 +126,23 @@ def _clamp_to_int32(xp, x):
 def c_operand(fn: str, c, shape: tuple[int, ...]):
     if c is None:
         return None
-    c = _array(fn, "c", c)
+    original, c = c, _array(fn, "c", c)
     if c.dtype not in C_DTYPES:
-        raise TypeError(f"{fn}: c must be float32, bfloat16 or float16, got {c.dtype}")
+        raise TypeError(f"{fn}: c must be float32, bfloat16 or float16, got {_given_dtype(original, c)}")
     if tuple(c.shape) != tuple(shape):
         raise ValueError(f"{fn}: c has shape {tuple(c.shape)}; expected {tuple(shape)} (the output's shape)")
     return c if c.dtype != jnp.float16 else c.astype(jnp.float32)
 
 
+def _kind(value) -> str:
+    if isinstance(value, jax.core.Tracer):
+        return "a traced value (mark the argument static, e.g. jax.jit(..., static_argnums=...))"
+    return type(value).__name__
+
+
 def static_int(fn: str, name: str, value, minimum: int = 0) -> int:
     if isinstance(value, bool) or isinstance(value, jax.core.Tracer):
-        raise TypeError(f"{fn}: {name} must be a static Python int, got {type(value).__name__}")
+        raise TypeError(f"{fn}: {name} must be a static Python int, got {_kind(value)}")
     try:
         v = operator.index(value)
     except TypeError as e:
@@ -114,6 +150,13 @@ def static_int(fn: str, name: str, value, minimum: int = 0) -> int:
     if v < minimum:
         raise ValueError(f"{fn}: {name} must be >= {minimum}, got {v}")
     return v
+
+
+def static_bool(fn: str, name: str, value) -> bool:
+    """A Python/NumPy bool (or 0/1): it selects the traced program, so it cannot be a traced value."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{fn}: {name} must be a static Python bool, got {_kind(value)}")
 
 
 def same(fn: str, what: str, got: int, expected: int, detail: str) -> None:

@@ -29,17 +29,6 @@ def _gemm_dtype(dtype) -> jnp.dtype:
     return jnp.dtype(jnp.float32) if jnp.dtype(dtype) == jnp.float32 else jnp.dtype(jnp.bfloat16)
 
 
-def _float(fn: str, name: str, x, ndim: int | None = None) -> jax.Array:
-    x = check._array(fn, name, x)
-    if not jnp.issubdtype(x.dtype, jnp.floating) or x.dtype in check.FP8_DTYPES:
-        raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {x.dtype}")
-    if ndim is not None and x.ndim != ndim:
-        raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
-    if 0 in x.shape:
-        raise ValueError(f"{fn}: {name} has an empty dimension: shape {x.shape}")
-    return x
-
-
 def _transposed(pair):
     """The 128x128 quantization of W^T from that of W: transpose data and block scales."""
     data, scale = pair
@@ -52,7 +41,7 @@ def fp8_dot(x, w) -> jax.Array:
     """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
     pre-quantized pair (w_fp8 [N, K], scale [nb, kb]). Differentiable, with FP8 dgrad and wgrad."""
     fn = "fp8_dot"
-    x = _float(fn, "x", x)
+    x = check.floating(fn, "x", x)
     if x.ndim < 1:
         raise ValueError(f"{fn}: x must be [..., K], got a scalar")
     k = x.shape[-1]
@@ -64,7 +53,7 @@ def fp8_dot(x, w) -> jax.Array:
         w_scale = check.scale(fn, "w[1] (w scale)", w_scale, check.scale_shapes_rhs(n, k, per_row=False))
         out = _fp8_dot_quantized(*match_vma(x.reshape(-1, k), w_data, w_scale))
         return out.reshape(*x.shape[:-1], n)
-    w = _float(fn, "w", w, ndim=2)
+    w = check.floating(fn, "w", w, ndim=2)
     check.same(fn, "K", w.shape[0], k, f"x is [..., K] with K={k}, w is [K, N] with K={w.shape[0]}")
     # Inside shard_map, a replicated w enters varying like x (see match_vma): its gradient is then summed over shards.
     out = _fp8_dot(*match_vma(x.reshape(-1, k), w))
@@ -129,8 +118,8 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     `precision` is accepted for signature compatibility (the FP8 recipe fixes the precision)."""
     fn = "ragged_dot"
     del precision
-    lhs = _float(fn, "lhs", lhs, ndim=2)
-    rhs = _float(fn, "rhs", rhs, ndim=3)
+    lhs = check.floating(fn, "lhs", lhs, ndim=2)
+    rhs = check.floating(fn, "rhs", rhs, ndim=3)
     check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"lhs is [M, K] with K={lhs.shape[1]}, rhs is [G, K, N] "
                f"with K={rhs.shape[1]}")
     group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
@@ -140,7 +129,11 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     if preferred_element_type is None:
         out_dtype = jnp.result_type(lhs, rhs)
     else:
-        out_dtype = jnp.dtype(preferred_element_type)
+        try:
+            out_dtype = jnp.dtype(preferred_element_type)
+        except TypeError as e:
+            raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got "
+                            f"{preferred_element_type!r}") from e
         if not jnp.issubdtype(out_dtype, jnp.floating):
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
     return _ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset))

@@ -24,18 +24,22 @@ def get_m_alignment_for_contiguous_layout() -> int:
 
 def get_tma_aligned_size(x: int, element_size: int) -> int:
     """x rounded up so that x elements of `element_size` bytes span a multiple of 16 bytes."""
+    fn = "get_tma_aligned_size"
+    x = check.static_int(fn, "x", x)
+    element_size = check.static_int(fn, "element_size", element_size, 1)
     if element_size not in (1, 2, 4, 8, 16):
-        raise ValueError(f"get_tma_aligned_size: element_size must be 1, 2, 4, 8 or 16, got {element_size}")
+        raise ValueError(f"{fn}: element_size must be 1, 2, 4, 8 or 16, got {element_size}")
     multiple = _TMA_ALIGNMENT_BYTES // element_size
-    return ceil_div(int(x), multiple) * multiple
+    return ceil_div(x, multiple) * multiple
 
 
 def get_mn_major_tma_aligned_tensor(scale) -> jax.Array:
     """A scale [..., MN, kb] ready for the kernels: float32, logical shape kept (see the module docstring)."""
     fn = "get_mn_major_tma_aligned_tensor"
-    if jnp.ndim(scale) not in (2, 3):
-        raise ValueError(f"{fn}: scale must be [MN, kb] or [G, MN, kb], got shape {jnp.shape(scale)}")
-    return check.scale(fn, "scale", scale, {"[..., MN, kb]": tuple(jnp.shape(scale))})
+    shape = check._array(fn, "scale", scale).shape
+    if len(shape) not in (2, 3):
+        raise ValueError(f"{fn}: scale must be [MN, kb] or [G, MN, kb], got shape {shape}")
+    return check.scale(fn, "scale", scale, {"[..., MN, kb]": shape})
 
 
 def transform_sf_into_required_layout(sf, mn: int, k: int, recipe=(1, 128, 128), num_groups: int | None = None,
@@ -46,7 +50,11 @@ def transform_sf_into_required_layout(sf, mn: int, k: int, recipe=(1, 128, 128),
     the expected shape is [num_groups?, ceil(mn / gran_mn), ceil(k / gran_k)].
     """
     fn = "transform_sf_into_required_layout"
-    recipe = tuple(recipe)
+    mn, k = check.static_int(fn, "mn", mn, 1), check.static_int(fn, "k", k, 1)
+    is_sfa = check.static_bool(fn, "is_sfa", is_sfa)
+    if not isinstance(recipe, (tuple, list)):
+        raise ValueError(f"{fn}: recipe must be (gran_m, gran_n, gran_k) or (gran_mn, gran_k), got {recipe!r}")
+    recipe = tuple(check.static_int(fn, f"recipe[{i}]", r, 1) for i, r in enumerate(recipe))
     if len(recipe) == 3:
         gran_mn, gran_k = (recipe[0] if is_sfa else recipe[1]), recipe[2]
     elif len(recipe) == 2:

@@ -35,18 +35,17 @@ def _to_fp8(x: jax.Array, scale: jax.Array) -> jax.Array:
     return jnp.clip(x / scale, -FP8_MAX, FP8_MAX).astype(jnp.float8_e4m3fn)
 
 
-def _check_2d(name: str, x) -> jax.Array:
-    x = jnp.asarray(x)
-    if x.ndim != 2:
-        raise ValueError(f"{name}: x must be 2-D [rows, K], got shape {x.shape}")
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        raise TypeError(f"{name}: x must be a floating-point array, got dtype {x.dtype}")
-    return x
+def _check_2d(fn: str, x, use_ue8m0) -> tuple[jax.Array, bool]:
+    from . import _checks as check  # noqa: PLC0415  (imported here: _checks imports this module)
+
+    use_ue8m0 = check.static_bool(fn, "use_ue8m0", use_ue8m0)
+    # An empty x is allowed (it quantizes to empty arrays), and so is FP8 data (re-quantized).
+    return check.floating(fn, "x", x, ndim=2, allow_empty=True, allow_fp8=True), use_ue8m0
 
 
 def per_token_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
     """Quantizes x [M, K] with one scale per row and 128-wide K block: returns (x_fp8 [M, K], scale f32 [M, kb])."""
-    x = _check_2d("per_token_cast_to_fp8", x)
+    x, use_ue8m0 = _check_2d("per_token_cast_to_fp8", x, use_ue8m0)
     m, k = x.shape
     kb = ceil_div(k, BLOCK)
     xp = jnp.pad(x.astype(jnp.float32), ((0, 0), (0, kb * BLOCK - k))).reshape(m, kb, BLOCK)
@@ -57,7 +56,7 @@ def per_token_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax
 
 def per_block_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
     """Quantizes x [N, K] with one scale per 128x128 block: returns (x_fp8 [N, K], scale f32 [nb, kb])."""
-    x = _check_2d("per_block_cast_to_fp8", x)
+    x, use_ue8m0 = _check_2d("per_block_cast_to_fp8", x, use_ue8m0)
     n, k = x.shape
     nb, kb = ceil_div(n, BLOCK), ceil_div(k, BLOCK)
     xp = jnp.pad(x.astype(jnp.float32), ((0, nb * BLOCK - n), (0, kb * BLOCK - k))).reshape(nb, BLOCK, kb, BLOCK)
@@ -81,21 +80,29 @@ def dequantize(pair, *, block: tuple[int, int] | None = None) -> jax.Array:
     `block` is (1, 128) for per-token scales [..., R, kb] or (128, 128) for block scales [..., ceil(R/128), kb];
     by default it is read off the scale's shape (the two coincide when R == 1).
     """
+    from . import _checks as check  # noqa: PLC0415  (imported here: _checks imports this module)
+
+    fn = "dequantize"
     if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-        raise TypeError("dequantize: pair must be a (data, scale) tuple")
+        raise TypeError(f"{fn}: pair must be a (data, scale) tuple, got {type(pair).__name__}")
+    for name, x, allowed, wanted in (("pair[0] (data)", pair[0], check.FP8_DTYPES, "float8_e4m3fn or float8_e5m2"),
+                                     ("pair[1] (scale)", pair[1], check.SCALE_DTYPES, "float32 or float8_e8m0fnu")):
+        array = check._array(fn, name, x)
+        if array.dtype not in allowed:
+            raise TypeError(f"{fn}: {name} must be {wanted}, got {check._given_dtype(x, array)}")
     data, scale = jnp.asarray(pair[0]), jnp.asarray(pair[1])
-    if data.ndim < 2 or scale.ndim != data.ndim:
-        raise ValueError(f"dequantize: data {data.shape} and scale {scale.shape} must have the same rank >= 2")
-    rows, k = data.shape[-2:]
-    per_token = scale.shape[:-2] + (rows, ceil_div(k, BLOCK))
-    per_block = scale.shape[:-2] + (ceil_div(rows, BLOCK), ceil_div(k, BLOCK))
+    if data.ndim < 2:
+        raise ValueError(f"{fn}: pair[0] (data) must be [..., rows, K] (rank >= 2), got shape {data.shape}")
+    lead, (rows, k) = data.shape[:-2], data.shape[-2:]
+    per_token = lead + (rows, ceil_div(k, BLOCK))
+    per_block = lead + (ceil_div(rows, BLOCK), ceil_div(k, BLOCK))
     if block is None:
         block = (1, BLOCK) if scale.shape == per_token else (BLOCK, BLOCK)
-    block = tuple(block)
-    expected = {(1, BLOCK): per_token, (BLOCK, BLOCK): per_block}.get(block)
+    block = tuple(block) if isinstance(block, (tuple, list)) else block
+    expected = {(1, BLOCK): per_token, (BLOCK, BLOCK): per_block}.get(block) if isinstance(block, tuple) else None
     if expected is None:
-        raise ValueError(f"dequantize: block must be (1, 128) or (128, 128), got {block}")
-    if scale.shape != expected or data.shape[:-2] != scale.shape[:-2]:
-        raise ValueError(f"dequantize: scale has shape {scale.shape}; expected {expected} for data {data.shape} "
+        raise ValueError(f"{fn}: block must be (1, 128) or (128, 128), got {block}")
+    if scale.shape != expected:
+        raise ValueError(f"{fn}: pair[1] (scale) has shape {scale.shape}; expected {expected} for data {data.shape} "
                          f"and block {block}")
     return data.astype(jnp.float32) * expand_scale(scale, block, data.shape)

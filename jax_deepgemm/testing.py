@@ -10,6 +10,8 @@ def calc_diff(x, y) -> float:
     otherwise (API.md's accuracy metric; below 1e-3 for bf16 FP8 GEMM output on random normal data)."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    if x.shape != y.shape:  # broadcasting would silently compare the wrong elements
+        raise ValueError(f"calc_diff: x has shape {x.shape} and y has shape {y.shape}; they must be equal")
     denominator = float(np.sum(x * x + y * y))
     if denominator == 0.0:
         return 0.0

@@ -1,5 +1,6 @@
-"""The native runtime (jax_deepgemm._C): module API, config heuristic, JIT compilation with NVRTC / NVCC, the
-in-memory and on-disk caches, and the FFI handler's attribute contract. Runs without a GPU.
+"""The native runtime (jax_deepgemm._C): module API, config heuristic, JIT compilation with NVRTC / NVCC, compile
+errors, and the FFI handler's attribute contract. Runs without a GPU. The caches' robustness (damaged entries,
+unusable directories, concurrent processes and threads) is tested in test_jit_cache.py.
 
 Kernels are compiled for sm_90a from a stub kernel header (always) and from the real cuda/ headers (when
 cuda/jax_deepgemm/fp8_gemm.cuh exists). Every test uses its own DG_JIT_CACHE_DIR under tmp_path.
@@ -7,140 +8,35 @@ cuda/jax_deepgemm/fp8_gemm.cuh exists). Every test uses its own DG_JIT_CACHE_DIR
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
-import site
+import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-
-import jax_deepgemm
-
-
-def _import_extension():
-    """jax_deepgemm._C; when a source checkout on sys.path shadows the installed package (whose directory alone
-    holds the built extension), the installed extension file is loaded instead."""
-    try:
-        from jax_deepgemm import _C as ext  # noqa: PLC0415
-
-        return ext
-    except ImportError:
-        import importlib.metadata  # noqa: PLC0415
-        import importlib.util  # noqa: PLC0415
-
-        files = importlib.metadata.distribution("jax_deepgemm").files or []
-        (path,) = [f.locate() for f in files if f.name.startswith("_C.") and f.name.endswith(".so")]
-        spec = importlib.util.spec_from_file_location("jax_deepgemm._C", path)
-        ext = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(ext)
-        sys.modules["jax_deepgemm._C"] = ext
-        return ext
-
-
-_C = _import_extension()
-
-REPO = Path(__file__).resolve().parent.parent
-# The kernel sources: the checkout's cuda/, or the copy installed into the package.
-CUDA_DIR = REPO / "cuda" if (REPO / "cuda" / "jax_deepgemm").is_dir() else Path(jax_deepgemm.__file__).parent / "include"
-ABI_HEADER = CUDA_DIR / "jax_deepgemm" / "fp8_gemm_abi.h"
-REAL_KERNEL = CUDA_DIR / "jax_deepgemm" / "fp8_gemm.cuh"
-ARCH = "sm_90a"
-ENV_VARS = ("DG_JIT_CACHE_DIR", "DG_JIT_USE_NVRTC", "DG_JIT_NVCC_COMPILER", "DG_JIT_DEBUG", "DG_JIT_PTXAS_VERBOSE",
-            "DG_JIT_PRINT_COMPILER_COMMAND", "DG_PRINT_CONFIGS")
-MACROS = ("JDG_N", "JDG_K", "JDG_BLOCK_M", "JDG_BLOCK_N", "JDG_STAGES", "JDG_A_E5M2", "JDG_B_E5M2",
-          "JDG_B_SCALE_PER_ROW", "JDG_OUT_F32", "JDG_C_KIND")
-
-# A kernel with the real signature that does (almost) nothing: it exercises the compile path without the real
-# kernel, and uses every macro so that a missing one is a compile error.
-STUB_KERNEL = """\
-#pragma once
-#include <jax_deepgemm/fp8_gemm_abi.h>
-extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm_num_threads(JDG_BLOCK_M))
-jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
-             const __grid_constant__ jdg::TmaDescriptor tensor_map_b, const jdg::Fp8GemmArgs args) {
-  constexpr int kSum = JDG_N + JDG_K + JDG_BLOCK_M + JDG_BLOCK_N + JDG_STAGES + JDG_A_E5M2 + JDG_B_E5M2 +
-                       JDG_B_SCALE_PER_ROW + JDG_OUT_F32 + JDG_C_KIND;
-  if (threadIdx.x == 0 && args.m == -kSum) static_cast<float*>(args.d)[0] = args.a_scale[0];
-}
-"""
-
-
-def nvrtc_candidates() -> list[str]:
-    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + sys.path
-    found = []
-    for root in roots:
-        for path in sorted(glob.glob(os.path.join(root, "nvidia", "*", "lib", "libnvrtc.so*"))):
-            if "builtins" not in path and path not in found:
-                found.append(path)
-    return found
-
-
-def make_include_dir(root: Path, kernel_text: str) -> Path:
-    (root / "jax_deepgemm").mkdir(parents=True)
-    shutil.copy(ABI_HEADER, root / "jax_deepgemm" / "fp8_gemm_abi.h")
-    (root / "jax_deepgemm" / "fp8_gemm.cuh").write_text(kernel_text)
-    return root
-
-
-@pytest.fixture(scope="module")
-def stub_dir(tmp_path_factory) -> Path:
-    return make_include_dir(tmp_path_factory.mktemp("stub_include"), STUB_KERNEL)
-
-
-@pytest.fixture(autouse=True)
-def isolated(monkeypatch, tmp_path):
-    """A fresh cache dir and no DG_* settings; the extension's configuration is restored afterwards."""
-    for name in ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("DG_JIT_CACHE_DIR", str(tmp_path / "jit_cache"))
-    previous = _C.runtime_info()["kernel_include_dir"]
-    yield
-    _C.configure(previous or str(CUDA_DIR), nvrtc_candidates())
-
-
-def have_nvrtc() -> bool:
-    _C.configure(_C.runtime_info()["kernel_include_dir"] or str(CUDA_DIR), nvrtc_candidates())
-    return _C.runtime_info()["nvrtc"]["available"]
-
-
-def have_nvcc() -> bool:
-    return _C.runtime_info()["nvcc"]["available"]
-
-
-needs_nvrtc = pytest.mark.skipif(not have_nvrtc(), reason="libnvrtc not found (pip install nvidia-cuda-nvrtc)")
-needs_nvcc = pytest.mark.skipif(not have_nvcc(), reason="nvcc not found (no CUDA toolkit on this machine)")
-needs_compiler = pytest.mark.skipif(not (have_nvrtc() or have_nvcc()), reason="neither libnvrtc nor nvcc found")
-needs_real_kernel = pytest.mark.skipif(not REAL_KERNEL.exists(), reason="cuda/jax_deepgemm/fp8_gemm.cuh not present")
-
-PROBLEM = dict(arch=ARCH, m=256, n=7168, k=2048, num_sms=132, a_e5m2=False, b_e5m2=False, b_scale_per_row=False,
-               out_f32=False, c_kind=0)
-
-
-def compile_in_subprocess(include_dir: Path, env_overrides: dict[str, str], problems: list[dict]):
-    """Compiles `problems` in a fresh Python process; returns (list of results, stderr).
-
-    Subprocesses run outside the source tree, so that they import the installed package."""
-    script = textwrap.dedent(f"""
-        import json, sys
-        from jax_deepgemm import _C
-        _C.configure({str(include_dir)!r}, {nvrtc_candidates()!r})
-        out = []
-        for p in {problems!r}:
-            r = _C.compile_fp8_gemm(**p)
-            out.append({{k: r[k] for k in ("kernel", "cache", "compiler", "digest", "cubin_size")}})
-        print(json.dumps(out))
-    """)
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env.update(env_overrides)
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=include_dir.parent)
-    assert proc.returncode == 0, f"subprocess failed:\n{proc.stderr}"
-    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+from jit_support import (  # noqa: F401  (isolated and stub_dir are fixtures)
+    _C,
+    ARCH,
+    CUDA_DIR,
+    ENV_VARS,
+    MACROS,
+    PROBLEM,
+    STUB_KERNEL,
+    clean_env,
+    extension_script,
+    have_nvcc,
+    have_nvrtc,
+    isolated,
+    make_include_dir,
+    needs_compiler,
+    needs_nvcc,
+    needs_nvrtc,
+    needs_real_kernel,
+    nvrtc_candidates,
+    stub_dir,
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -267,88 +163,6 @@ def test_nvrtc_compile_then_memory_hit(stub_dir, tmp_path, monkeypatch):
     assert "#define JDG_A_E5M2 1" in flipped["source"] and "#define JDG_C_KIND 2" in flipped["source"]
 
 
-@needs_compiler
-def test_disk_hit_in_new_process(stub_dir, tmp_path):
-    env = {"DG_JIT_CACHE_DIR": str(tmp_path / "jit_cache")}
-    (first,), _ = compile_in_subprocess(stub_dir, env, [PROBLEM])
-    (second,), _ = compile_in_subprocess(stub_dir, env, [PROBLEM])
-    assert first["cache"] == "compiled"
-    assert second["cache"] == "disk"
-    assert second["digest"] == first["digest"] and second["cubin_size"] == first["cubin_size"]
-
-
-@needs_compiler
-def test_header_change_invalidates_cache(tmp_path):
-    include = make_include_dir(tmp_path / "inc", STUB_KERNEL)
-    env = {"DG_JIT_CACHE_DIR": str(tmp_path / "jit_cache")}
-    (first,), _ = compile_in_subprocess(include, env, [PROBLEM])
-    (include / "jax_deepgemm" / "extra.cuh").write_text("// a new header changes every key\n")
-    (second,), _ = compile_in_subprocess(include, env, [PROBLEM])
-    assert second["cache"] == "compiled" and second["digest"] != first["digest"]
-
-
-@needs_compiler
-@pytest.mark.parametrize("damage", ["truncate", "flip", "delete_meta"])
-def test_damaged_cubin_is_rebuilt(stub_dir, tmp_path, damage):
-    env = {"DG_JIT_CACHE_DIR": str(tmp_path / "jit_cache")}
-    (first,), _ = compile_in_subprocess(stub_dir, env, [PROBLEM])
-    entry = tmp_path / "jit_cache" / "cache" / f"{first['kernel']}.{first['digest']}"
-    cubin = entry / "kernel.cubin"
-    good = cubin.read_bytes()
-    if damage == "truncate":
-        cubin.write_bytes(good[: len(good) // 2])
-    elif damage == "flip":
-        cubin.write_bytes(good[:100] + bytes([good[100] ^ 0xFF]) + good[101:])
-    else:
-        (entry / "kernel.meta").unlink()
-    (second,), stderr = compile_in_subprocess(stub_dir, env, [PROBLEM])
-    assert second["cache"] == "compiled"
-    assert "damaged" in stderr
-    assert cubin.read_bytes()[:4] == b"\x7fELF" and len(cubin.read_bytes()) == len(good)
-    (third,), stderr = compile_in_subprocess(stub_dir, env, [PROBLEM])
-    assert third["cache"] == "disk" and "damaged" not in stderr
-    assert not list((tmp_path / "jit_cache" / "tmp").iterdir())
-
-
-@needs_compiler
-def test_unusable_cache_dir_falls_back_to_memory(stub_dir, tmp_path):
-    blocker = tmp_path / "not_a_dir"
-    blocker.write_text("a file where the cache directory should be")
-    env = {"DG_JIT_CACHE_DIR": str(blocker / "cache")}
-    other = {**PROBLEM, "n": 4096}
-    results, stderr = compile_in_subprocess(stub_dir, env, [PROBLEM, PROBLEM, other])
-    assert [r["cache"] for r in results] == ["compiled", "memory", "compiled"]
-    assert stderr.count("warning") == 1, stderr
-    assert "in memory only" in stderr
-
-
-@needs_compiler
-def test_concurrent_processes_share_one_entry(stub_dir, tmp_path):
-    cache = tmp_path / "jit_cache"
-    script = textwrap.dedent(f"""
-        import json
-        from jax_deepgemm import _C
-        _C.configure({str(stub_dir)!r}, {nvrtc_candidates()!r})
-        r = _C.compile_fp8_gemm(**{PROBLEM!r})
-        print(json.dumps([r["cache"], r["digest"]]))
-    """)
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env["DG_JIT_CACHE_DIR"] = str(cache)
-    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=tmp_path) for _ in range(4)]
-    outs = []
-    for p in procs:
-        out, err = p.communicate(timeout=600)
-        assert p.returncode == 0, err
-        outs.append(json.loads(out.strip().splitlines()[-1]))
-    assert len({digest for _, digest in outs}) == 1
-    assert {c for c, _ in outs} <= {"compiled", "disk"}
-    assert len(list((cache / "cache").iterdir())) == 1
-    assert not list((cache / "tmp").iterdir())
-    (again,), _ = compile_in_subprocess(stub_dir, {"DG_JIT_CACHE_DIR": str(cache)}, [PROBLEM])
-    assert again["cache"] == "disk"
-
-
 @needs_nvcc
 def test_nvcc_compile(stub_dir, monkeypatch):
     _C.configure(str(stub_dir), nvrtc_candidates())
@@ -391,6 +205,35 @@ def test_broken_nvcc_raises_naming_the_kernel(stub_dir, nvcc, monkeypatch):
     assert "jdg_fp8_gemm_n7168_k2048_" in str(info.value)
     assert f"_bn{name['block_n']}_" in str(info.value)
     assert nvcc.split("/")[-1] in str(info.value)
+
+
+def fake_nvcc(tmp_path, compile_action: str) -> str:
+    """An 'nvcc' that reports a release and then fails to compile as `compile_action` (shell) says."""
+    path = tmp_path / "fake-nvcc"
+    path.write_text("#!/bin/sh\n"
+                    'if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.0"; exit 0; fi\n'
+                    f"{compile_action}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("action,expected", [
+    ('echo "kernel.cu(3): error: the compiler log reaches the user" >&2; exit 2',
+     r"nvcc exit code 2\).*\n.*error: the compiler log reaches the user"),
+    ('echo "about to crash"; kill -SEGV $$', r"nvcc exit code -11\).*\n.*about to crash"),
+    ('echo "wrote nothing"; exit 0', r"nvcc produced no cubin.*\n.*wrote nothing"),
+], ids=["error-log", "killed-by-signal", "no-cubin"])
+def test_failing_nvcc_raises_with_its_log(stub_dir, tmp_path, monkeypatch, action, expected):
+    """Whatever the compiler does (fails with a log, crashes, writes nothing), the caller gets a RuntimeError that
+    names the kernel and holds the compiler's output, and nothing is cached."""
+    _C.configure(str(stub_dir), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "0")
+    monkeypatch.setenv("DG_JIT_NVCC_COMPILER", fake_nvcc(tmp_path, action))
+    with pytest.raises(RuntimeError, match="compiling kernel jdg_fp8_gemm_n7168_k2048_") as info:
+        _C.compile_fp8_gemm(**PROBLEM)
+    assert re.search(expected, str(info.value)), str(info.value)
+    assert "NVCC 13.0" in str(info.value) and "fake-nvcc" in str(info.value)
+    assert not (tmp_path / "jit_cache" / "cache").exists() or not list((tmp_path / "jit_cache" / "cache").iterdir())
 
 
 @needs_compiler
@@ -460,13 +303,15 @@ def test_real_kernel_compiles_nvcc(variant, monkeypatch):
 # compiles; execute then fails for want of a GPU stream.
 
 
-@needs_compiler
-def test_ffi_instantiate_decodes_attributes(stub_dir, tmp_path):
-    script = textwrap.dedent(f"""
+def ffi_program(include_dir) -> str:
+    """A JAX program that registers the handler for the CPU platform and runs one jdg_fp8_gemm call: instantiate
+    decodes the attributes and compiles; execute then fails for want of a GPU stream. Prints "ERROR: <message>"
+    for the exception the call raised, then "ALIVE" (the process survived it)."""
+    return textwrap.dedent(f"""
         import jax, jax.numpy as jnp
         from jax_deepgemm import _C
         jax.devices()  # the CPU client must exist before types, then targets, are registered
-        _C.configure({str(stub_dir)!r}, {nvrtc_candidates()!r})
+        _C.configure({str(include_dir)!r}, {nvrtc_candidates()!r})
         for name, t in _C.state_types().items():
             jax.ffi.register_ffi_type(name, t, platform="cpu")
         for name, bundle in _C.registrations().items():
@@ -480,15 +325,35 @@ def test_ffi_instantiate_decodes_attributes(stub_dir, tmp_path):
         try:
             f(*args).block_until_ready()
         except Exception as e:
-            print("ERROR:", e)
+            print("ERROR:", type(e).__name__, e)
+        print("ALIVE", float(jnp.sum(jnp.ones(3))))
     """)
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env.update(DG_JIT_CACHE_DIR=str(tmp_path / "jit_cache"), DG_JIT_DEBUG="1", JAX_PLATFORMS="cpu")
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
-                          cwd=tmp_path)
+
+
+def run_ffi_program(include_dir, tmp_path, **env):
+    proc = subprocess.run([sys.executable, "-c", ffi_program(include_dir)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path, env=clean_env(DG_JIT_CACHE_DIR=str(tmp_path / "jit_cache"),
+                                                                 JAX_PLATFORMS="cpu", **env))
     assert proc.returncode == 0, proc.stderr
+    assert "ALIVE 3.0" in proc.stdout, proc.stdout
+    return proc
+
+
+@needs_compiler
+def test_ffi_instantiate_decodes_attributes(stub_dir, tmp_path):
+    proc = run_ffi_program(stub_dir, tmp_path, DG_JIT_DEBUG="1")
     # Instantiate ran with the attributes above and compiled the kernel they describe ...
     assert "jdg_fp8_gemm_n384_k256_" in proc.stderr and "_e4m3_e5m2_sr_f32_c2" in proc.stderr, proc.stderr
     assert "compiled with" in proc.stderr
     # ... and execute got as far as asking for the GPU stream.
     assert "ERROR:" in proc.stdout and "stream" in proc.stdout, proc.stdout
+
+
+def test_ffi_compile_error_becomes_a_python_exception(stub_dir, tmp_path):
+    """A compiler failing inside XLA's compilation of a program (the handler's instantiate stage) surfaces as a
+    Python exception naming the kernel and holding the compiler's log; the process carries on."""
+    nvcc = fake_nvcc(tmp_path, 'echo "fake-nvcc: error: no space left for FP8" >&2; exit 1')
+    proc = run_ffi_program(stub_dir, tmp_path, DG_JIT_USE_NVRTC="0", DG_JIT_NVCC_COMPILER=nvcc)
+    (error,) = [line for line in proc.stdout.splitlines() if line.startswith("ERROR:")]
+    assert "compiling kernel jdg_fp8_gemm_n384_k256_" in error, proc.stdout
+    assert "fake-nvcc: error: no space left for FP8" in proc.stdout, proc.stdout

@@ -387,7 +387,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k, cfg.block_n);
       e.failure())
     return e;
-  if (auto e = encode_scale_map(driver, &map_sa, "a_scale", a_scale.untyped_data(), kb, a_rows4, cfg.block_m);
+  if (auto e = encode_scale_map(driver, &map_sa, "a_scale", a_scale.untyped_data(), kb, a_rows4,
+                                fp8_gemm_sa_box(cfg.block_m));
       e.failure())
     return e;
   if (!p.b_scale_per_row) {

@@ -103,7 +103,8 @@ constexpr int kSmemSBOffset = kSmemSAOffset + fp8_gemm_align(kStages * kSmemSABy
 constexpr int kSmemBarOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBBytes, 1024);
 constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow);
 // Bytes one stage receives: full boxes, OOB zero fill included.
-constexpr unsigned int kStageTxBytes = kSmemABytes + kSmemBBytes + kBlockM * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
+constexpr unsigned int kStageTxBytes =
+    kSmemABytes + kSmemBBytes + fp8_gemm_sa_box(kBlockM) * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
 
 // Register split (setmaxnreg): the producer thread needs few registers; the consumers hold two BLOCK_N/2 float
 // arrays (wgmma accumulator + promoted result). The pool is 64K registers per SM (per CTA here); at entry every
@@ -498,7 +499,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
               ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
               ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
-              ptx::tma_load_2d(smem_sa + stage * kSmemSABytes, &tensor_map_sa, full, tile.row0, kb);
+              ptx::tma_load_2d(smem_sa + stage * kSmemSABytes, &tensor_map_sa, full, tile.row0 & ~3, kb);
               if constexpr (kBScalePerRow)
                 ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
                                  group * kNumKBlocks + kb);
@@ -590,8 +591,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
           // Wait for the stage's TMA bytes (tiles and scales).
           ptx::mbarrier_wait(full_bars + 8 * stage, phase);
-          const float sa0 = sa_stages[stage * (kSmemSABytes / 4) + tile_row0];
-          const float sa1 = sa_stages[stage * (kSmemSABytes / 4) + tile_row1];
+          const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);  // see the producer
+          const float sa0 = sa_stage[tile_row0];
+          const float sa1 = sa_stage[tile_row1];
           const Float2* col_scales = sb_stages + stage * (kSmemSBBytes / 8) + chunk_col / 2;
 
           // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the tensor-core

@@ -31,7 +31,9 @@
 //   B: uint8, 2-D, dims {K, G * N} (all groups' [N, K] blocks stacked; G = 1 for dense), row stride K bytes,
 //      box {128, BLOCK_N}, 128-byte swizzle, zero fill.
 //   SA: float32, 2-D over a_scale [kb, M4] (M4 = rows of A rounded up to a multiple of 4, so that rows are 16-byte
-//      strides; the padding is never read into a stored row): dims {M4, kb}, box {BLOCK_M, 1}, no swizzle, zero fill.
+//      strides; the padding is never read into a stored row): dims {M4, kb}, box {fp8_gemm_sa_box(BLOCK_M), 1}, no
+//      swizzle, zero fill. A box starts at the tile's first row rounded down to a multiple of 4 (TMA box starts in
+//      the innermost dimension must be 16-byte aligned; ragged and masked tiles start on any row), hence 4 more.
 //   SB: per-row B scales only (JDG_B_SCALE_PER_ROW 1; otherwise any valid map, unused): float32, 2-D over b_scale
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
@@ -109,7 +111,8 @@ constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long 
 
 // Shared memory of one stage's scales: A's BLOCK_M floats, and (per-row B scales) B's BLOCK_N floats, each slot
 // 128-byte aligned (a TMA destination).
-constexpr int fp8_gemm_sa_stage_bytes(int block_m) { return fp8_gemm_align(block_m * 4, 128); }
+constexpr int fp8_gemm_sa_box(int block_m) { return block_m + 4; }
+constexpr int fp8_gemm_sa_stage_bytes(int block_m) { return fp8_gemm_align(fp8_gemm_sa_box(block_m) * 4, 128); }
 constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }

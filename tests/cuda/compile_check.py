@@ -40,7 +40,7 @@ def align(x, a):
 
 
 def smem_bytes(bm, bn, stages, row=0):
-    sa, sb = align(bm * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
+    sa, sb = align((bm + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
             align(stages * sb, 1024) + align(2 * stages * 8, 1024) + 1024)
 

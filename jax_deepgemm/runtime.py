@@ -12,6 +12,7 @@ import glob
 import os
 import site
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -25,6 +26,7 @@ _num_sms_cap: int | None = None
 _ext = None
 _ext_error: str | None = None
 _registered = False
+_register_lock = threading.Lock()
 _warned_fallback = False
 
 
@@ -69,19 +71,21 @@ def extension_error() -> str | None:
 
 
 def register_ffi_targets() -> bool:
-    """Registers the extension's state types, then its targets, for the CUDA platform (once)."""
+    """Registers the extension's state types, then its targets, for the CUDA platform (once; threads lowering
+    programs at the same time wait for the first one's registration instead of repeating it)."""
     global _registered
-    if _registered:
+    with _register_lock:
+        if _registered:
+            return True
+        ext = extension()
+        if ext is None:
+            return False
+        for name, type_info in ext.state_types().items():
+            jax.ffi.register_ffi_type(name, type_info, platform="CUDA")
+        for name, bundle in ext.registrations().items():
+            jax.ffi.register_ffi_target(name, bundle, platform="CUDA", api_version=1)
+        _registered = True
         return True
-    ext = extension()
-    if ext is None:
-        return False
-    for name, type_info in ext.state_types().items():
-        jax.ffi.register_ffi_type(name, type_info, platform="CUDA")
-    for name, bundle in ext.registrations().items():
-        jax.ffi.register_ffi_target(name, bundle, platform="CUDA", api_version=1)
-    _registered = True
-    return True
 
 
 def cuda_devices() -> list:

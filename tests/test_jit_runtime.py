@@ -9,7 +9,6 @@ cuda/jax_deepgemm/fp8_gemm.cuh exists). Every test uses its own DG_JIT_CACHE_DIR
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -18,14 +17,11 @@ import textwrap
 import pytest
 from jit_support import (  # noqa: F401  (isolated and stub_dir are fixtures)
     _C,
-    ARCH,
     CUDA_DIR,
-    ENV_VARS,
     MACROS,
     PROBLEM,
     STUB_KERNEL,
     clean_env,
-    extension_script,
     have_nvcc,
     have_nvrtc,
     isolated,
@@ -111,8 +107,7 @@ def test_print_configs_once_per_shape(tmp_path):
     script = ("from jax_deepgemm import _C\n"
               "for _ in range(3): _C.select_fp8_gemm_config(256, 7168, 2048, 132)\n"
               "_C.select_fp8_gemm_config(512, 7168, 2048, 132)\n")
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env["DG_PRINT_CONFIGS"] = "1"
+    env = clean_env(DG_PRINT_CONFIGS="1")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -185,8 +180,7 @@ def test_auto_choice_falls_back_to_nvcc(stub_dir, tmp_path):
         nvrtc = _C.runtime_info()["nvrtc"]["available"]
         print(json.dumps([nvrtc, _C.compile_fp8_gemm(**{PROBLEM!r})["compiler"]]))
     """)
-    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env["DG_JIT_CACHE_DIR"] = str(tmp_path / "jit_cache")
+    env = clean_env(DG_JIT_CACHE_DIR=str(tmp_path / "jit_cache"))
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr

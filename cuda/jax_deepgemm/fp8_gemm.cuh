@@ -411,19 +411,29 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
     for (int i = 0; i < kAccRegs; ++i)
       add_to<kRowMask>(out[i], ((i / 2) % 2 == 0 ? s0 : s1) * acc[i], (i / 2) % 2 == 0 ? keep0 : keep1);
   } else {
-    // The tile may straddle 128-column scale blocks: an 8-column chunk never does (n0 and 8c are multiples of 8),
-    // so each chunk selects its block, (n0 % 128 + 8c) / 128 blocks after the tile's first one.
+    // The tile may straddle 128-column scale blocks: an 8-column chunk never does (n0 and 8c are multiples of 8).
+    // Chunk c lies in block j when 8c >= j * 128 - n_off: the products of the row and block scales are formed once,
+    // and each chunk only selects (the comparisons depend on the tile alone, not on the K block).
+    float s0[kMaxBScaleBlocks], s1[kMaxBScaleBlocks];
+#pragma unroll
+    for (int j = 0; j < kMaxBScaleBlocks; ++j) {
+      s0[j] = sa0 * sb[j];
+      s1[j] = sa1 * sb[j];
+    }
 #pragma unroll
     for (int c = 0; c < kNumChunks; ++c) {
-      const int sel = (n_off + 8 * c) >> 7;
-      float b = sb[0];
-      if (kMaxBScaleBlocks > 1 && sel >= 1) b = sb[1 < kMaxBScaleBlocks ? 1 : 0];
-      if (kMaxBScaleBlocks > 2 && sel >= 2) b = sb[2 < kMaxBScaleBlocks ? 2 : 0];
-      const float s0 = sa0 * b, s1 = sa1 * b;
-      add_to<kRowMask>(out[4 * c + 0], s0 * acc[4 * c + 0], keep0);
-      add_to<kRowMask>(out[4 * c + 1], s0 * acc[4 * c + 1], keep0);
-      add_to<kRowMask>(out[4 * c + 2], s1 * acc[4 * c + 2], keep1);
-      add_to<kRowMask>(out[4 * c + 3], s1 * acc[4 * c + 3], keep1);
+      float r0 = s0[0], r1 = s1[0];
+#pragma unroll
+      for (int j = 1; j < kMaxBScaleBlocks; ++j) {
+        if (8 * c >= j * 128 - n_off) {
+          r0 = s0[j];
+          r1 = s1[j];
+        }
+      }
+      add_to<kRowMask>(out[4 * c + 0], r0 * acc[4 * c + 0], keep0);
+      add_to<kRowMask>(out[4 * c + 1], r0 * acc[4 * c + 1], keep0);
+      add_to<kRowMask>(out[4 * c + 2], r1 * acc[4 * c + 2], keep1);
+      add_to<kRowMask>(out[4 * c + 3], r1 * acc[4 * c + 3], keep1);
     }
   }
 }

@@ -85,9 +85,11 @@ class _Call:
 
     def sdy_rule(self) -> SdyShardingRule:
         """How shardings propagate through the call. K (and N with 128x128 scales) is the compound of its 128
-        blocks and the 128 elements of a block, when it is a whole number of blocks; only the blocks may be split."""
-        k_blocks = self.sizes["k"] % BLOCK == 0
-        n_blocks = self.block_n and self.sizes["n"] % BLOCK == 0
+        blocks and the 128 elements of a block, when it is a whole number of blocks; only the blocks may be split.
+        Otherwise K (N) and its blocks are separate factors that must stay whole."""
+        # (Shardy rejects a compound with a factor of size 1: one block is a plain factor, not splittable anyway.)
+        k_blocks = self.sizes["k"] % BLOCK == 0 and self.sizes["k"] > BLOCK
+        n_blocks = self.block_n and self.sizes["n"] % BLOCK == 0 and self.sizes["n"] > BLOCK
         compound = {"k": CompoundFactor("kb", "kt")} if k_blocks else {}
         if n_blocks:
             compound["n"] = CompoundFactor("nb", "nt")

@@ -7,12 +7,19 @@ Test modules import these directly (`from conftest import ...`); pytest puts tes
 from __future__ import annotations
 
 import functools
+import os
 import zlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+# The multi-device tests (test_sharding.py) use a mesh of 8 CPU devices, which XLA only makes when asked before the
+# CPU backend starts: here, before anything calls jax.devices(). Other tests use the first device as before.
+CPU_DEVICES = 8
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+    jax.config.update("jax_num_cpu_devices", CPU_DEVICES)
 
 # The suite tests the installed package (`./dev.sh test` installs it; `pip install -e .` for development): the source
 # tree is deliberately not put on sys.path, where it would shadow the installed compiled extension.

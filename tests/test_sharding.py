@@ -1,0 +1,342 @@
+"""Sharded execution on 8 CPU devices (conftest.py asks XLA for them): plain jax.jit with NamedSharding operands
+(Shardy) runs each op locally where its layout allows (checked in the compiled HLO: no all-gather, all-to-all or
+collective-permute; an all-reduce only when K is split) and gives the unsharded result; shard_map (check_vma True and
+False) and pmap of every op, forward and gradients, equal the op applied shard by shard."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+import jax_deepgemm as dg
+from conftest import BF16, CPU_DEVICES, F32, cosine, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, to64
+
+D = CPU_DEVICES
+MOVES = ("all-gather", "all-to-all", "collective-permute")
+REDUCES = ("all-reduce", "reduce-scatter")
+
+
+def _devices():
+    devices = jax.devices("cpu")
+    assert len(devices) >= D, f"{len(devices)} CPU devices: XLA was started before conftest.py asked for {D}"
+    return devices[:D]
+
+
+def _mesh(shape=(D,), names=("x",)):
+    return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape), devices=_devices())
+
+
+def _put(tree, specs, mesh):
+    """Each leaf of `tree` placed with the PartitionSpec at the same place in `specs` (a prefix: a spec for a pair
+    applies to data and scale)."""
+    if isinstance(specs, P) or specs is None:
+        return jax.tree.map(lambda x: jax.device_put(x, NamedSharding(mesh, specs or P())), tree)
+    return type(tree)(_put(t, s, mesh) for t, s in zip(tree, specs))
+
+
+def _close(got, expected, exact):
+    g, e = to64(got), to64(expected)
+    assert g.shape == e.shape and got.dtype == expected.dtype
+    if exact:  # the same per-shard products as unsharded
+        np.testing.assert_array_equal(g, e)
+    else:  # K split: float32 partial sums added in another order, then rounded to the output dtype
+        tol = 1e-5 * np.abs(e).max() + (2.0**-8 * np.abs(e) if got.dtype == BF16 else 0)
+        np.testing.assert_array_less(np.abs(g - e), tol + 1e-30)
+
+
+# ---------------------------------------------------------------- operands
+
+M, N, K = 32, 1024, 1024  # N and K: one 128 block per device
+
+
+def dense_args(per_row=False, c=False):
+    a = q_lhs(randn(1, (M, K)))
+    w = randn(2, (N, K))
+    args = (a, q_lhs(w) if per_row else q_rhs(w))
+    return args + ((randn(3, (M, N)),) if c else ())
+
+
+def masked_args():
+    g, m, n = D, 16, 256
+    a = q_lhs_batched(randn(4, (g, m, K)))
+    b = q_rhs_batched(randn(5, (g, n, K)))
+    return a, b, jnp.asarray([0, 16, 3, 9, 16, 1, 5, 11], jnp.int32)
+
+
+def ragged_args():
+    a = q_lhs(randn(6, (64, K)))
+    b = q_rhs_batched(randn(7, (3, N, K)))
+    return a, b, jnp.asarray([10, 0, 41], jnp.int32)  # rows 51.. past the groups: zeros
+
+
+def contiguous_args(m=D * 128):
+    a = q_lhs(randn(8, (m, 128)))
+    b = q_rhs_batched(randn(9, (3, 256, 128)))
+    ids = np.repeat(np.asarray([0, 2, -1, 1, 1, 0, 2, 2]), 128)[:m]
+    return a, b, jnp.asarray(ids, jnp.int32)
+
+
+def k_grouped_args(c=False):
+    a, b = q_lhs(randn(10, (16, 8 * 128))), q_lhs(randn(11, (24, 8 * 128)))
+    sizes = jnp.asarray([128, 256, 0, 128, 0, 384, 0, 128], jnp.int32)  # whole 128 blocks, 7 of 8 used
+    return (a, b, sizes) + ((randn(12, (D, 16, 24)),) if c else ())
+
+
+dense = lambda a, b: dg.fp8_gemm_nt(a, b)  # noqa: E731
+dense_c = lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32)  # noqa: E731
+masked = lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, 8)  # noqa: E731
+ragged = lambda a, b, s: dg.fp8_grouped_gemm_nt(a, b, s)  # noqa: E731
+contiguous = lambda a, b, i: dg.m_grouped_fp8_gemm_nt_contiguous(a, b, i)  # noqa: E731
+k_grouped = lambda a, b, s, *c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c[0] if c else None)  # noqa: E731
+
+
+# ---------------------------------------------------------------- jit with NamedSharding operands
+
+JIT_CASES = [
+    # name, fn, operands, in specs, allowed collectives, output spec
+    ("dense M (data parallel)", dense, dense_args(), (P("x"), None), (), P("x")),
+    ("dense N (tensor parallel)", dense, dense_args(), (None, P("x")), (), P(None, "x")),
+    ("dense N per-row scale", dense, dense_args(per_row=True), (None, P("x")), (), P(None, "x")),
+    ("dense K", dense, dense_args(), (P(None, "x"), P(None, "x")), REDUCES, P()),
+    ("dense with C, M", dense_c, dense_args(c=True), (P("x"), None, P("x")), (), P("x")),
+    ("dense with C, K", dense_c, dense_args(c=True), (P(None, "x"), P(None, "x"), None), REDUCES, P()),
+    ("masked experts", masked, masked_args(), (P("x"), P("x"), P("x")), (), P("x")),
+    ("masked M", masked, masked_args(), (P(None, "x"), None, None), (), P(None, "x")),
+    ("ragged M", ragged, ragged_args(), (P("x"), None, None), (), P("x")),
+    ("ragged N", ragged, ragged_args(), (None, P(None, "x"), None), (), P(None, "x")),
+    ("contiguous M (128-row runs)", contiguous, contiguous_args(), (P("x"), None, P("x")), (), P("x")),
+    ("k-grouped experts (C)", k_grouped, k_grouped_args(c=True), (None, None, None, P("x")), (), P("x")),
+    ("k-grouped M", k_grouped, k_grouped_args(), (P("x"), None, None), (), P(None, "x")),
+]
+
+
+@pytest.mark.parametrize("name,fn,args,specs,allowed,out_spec", JIT_CASES, ids=[c[0] for c in JIT_CASES])
+def test_jit_with_sharded_operands_runs_locally(name, fn, args, specs, allowed, out_spec):
+    mesh = _mesh()
+    sharded = _put(args, specs, mesh)
+    f = jax.jit(fn)
+    hlo = f.lower(*sharded).compile().as_text()
+    assert not [c for c in MOVES if c in hlo], f"{name}: data moves between devices"
+    for c in REDUCES:
+        assert (c in hlo) <= (c in allowed), f"{name}: unexpected {c}"
+    if allowed:
+        assert any(c in hlo for c in allowed), f"{name}: K is split but nothing sums the partial products"
+    out = f(*sharded)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh, out_spec), out.ndim), out.sharding
+    _close(out, f(*args), exact=not allowed)
+
+
+def test_jit_two_dimensional_mesh():
+    """M over one mesh axis and N (128-row blocks) over the other, scales following their data."""
+    mesh = _mesh((2, 4), ("x", "y"))
+    args = dense_args()
+    sharded = _put(args, (P("x"), P("y")), mesh)
+    f = jax.jit(dense)
+    hlo = f.lower(*sharded).compile().as_text()
+    assert not [c for c in MOVES + REDUCES if c in hlo]
+    out = f(*sharded)
+    assert out.sharding.is_equivalent_to(NamedSharding(mesh, P("x", "y")), 2)
+    _close(out, f(*args), exact=True)
+
+
+@pytest.mark.parametrize("fn,args,specs", [
+    (contiguous, contiguous_args(m=D * 64), (P("x"), None, P("x"))),             # 64-row shards would cut 128-row runs
+    (dense, (q_lhs(randn(13, (M, 200))), q_rhs(randn(14, (256, 200)))),        # K=200: no whole 128 blocks per shard
+     ((P(None, "x"), None), (P(None, "x"), None))),
+    (dense, dense_args()[:1] + (q_rhs(randn(14, (256, K))),), (None, (P("x"), None))),  # 32-row blocks of 128x128
+])
+def test_jit_splits_that_would_change_the_op_are_gathered(fn, args, specs):
+    """A split that cannot run as the same op on every shard is undone (XLA gathers the operand): slower, exact."""
+    mesh = _mesh()
+    sharded = _put(args, specs, mesh)
+    f = jax.jit(fn)
+    assert "all-gather" in f.lower(*sharded).compile().as_text()
+    _close(f(*sharded), f(*args), exact=True)
+
+
+def test_jit_grad_of_fp8_dot_data_parallel():
+    """A data-parallel training step: tokens sharded, weights replicated. The weight gradient contracts over the
+    tokens, so exactly one reduction (an all-reduce) appears; nothing is gathered."""
+    mesh = _mesh()
+    x, w = randn(15, (D * 128, 256)), randn(16, (256, 384))
+    grad = jax.jit(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w) ** 2), argnums=(0, 1)))
+    sharded = _put((x, w), (P("x"), None), mesh)
+    hlo = grad.lower(*sharded).compile().as_text()
+    assert not [c for c in MOVES if c in hlo]
+    gx, gw = grad(*sharded)
+    ex, ew = grad(x, w)
+    assert gx.sharding.is_equivalent_to(NamedSharding(mesh, P("x")), 2)
+    _close(gx, ex, exact=True)
+    _close(gw, ew, exact=False)
+
+
+# ---------------------------------------------------------------- shard_map and pmap: the op shard by shard
+
+def _split(x, spec, i):
+    """Device i's block of x under a 1-D mesh spec (at most one sharded dim)."""
+    for dim, name in enumerate(tuple(spec or ())):
+        if name is not None:
+            size = x.shape[dim] // D
+            return jax.lax.slice_in_dim(x, i * size, (i + 1) * size, axis=dim)
+    return x
+
+
+def _leaves_with_specs(tree, specs):
+    if isinstance(specs, P) or specs is None:
+        return [(leaf, specs) for leaf in jax.tree.leaves(tree)]
+    return [pair for t, s in zip(tree, specs) for pair in _leaves_with_specs(t, s)]
+
+
+def shard_by_shard(fn, args, specs):
+    """fn applied to each device's block, the blocks of the outputs concatenated along their sharded dim."""
+    flat = _leaves_with_specs(args, specs)
+    treedef = jax.tree.structure(args)
+    outs = [fn(*jax.tree.unflatten(treedef, [_split(x, s, i) for x, s in flat])) for i in range(D)]
+    return outs
+
+
+def _small_dense():
+    return q_lhs(randn(17, (D * 4, 256))), q_rhs(randn(18, (256, 256)))
+
+
+def _tn():
+    """fp8_gemm_tn operands split over N in 128-row blocks: A stored [K, M], B stored [K, N]."""
+    a, b = q_lhs(randn(17, (8, 256))), q_rhs(randn(18, (D * 128, 256)))
+    return (a[0].T, a[1]), (b[0].T, b[1])
+
+
+def _small_masked():
+    a = q_lhs_batched(randn(4, (D, 8, 256)))
+    b = q_rhs_batched(randn(5, (D, 130, 256)))
+    return a, b, jnp.asarray([0, 8, 3, 9, -1, 1, 5, 7], jnp.int32)
+
+
+def _small_ragged():
+    return q_lhs(randn(6, (D * 8, 256))), q_rhs_batched(randn(7, (3, 130, 256))), jnp.asarray([3, 0, 4], jnp.int32)
+
+
+def _small_k_grouped():
+    a, b = q_lhs(randn(10, (D * 2, 3 * 128))), q_lhs(randn(11, (24, 3 * 128)))
+    return a, b, jnp.asarray([128, 0, 256], jnp.int32)
+
+
+SHARD_MAP_CASES = [
+    # name, fn, operands (a function: built when the test runs), in specs, out spec (the dim the blocks stack along)
+    ("dense M", dense, _small_dense, (P("x"), None), P("x")),
+    ("dense TN N", lambda a, b: dg.fp8_gemm_tn(a, b), _tn, (None, (P(None, "x"), P("x"))), P(None, "x")),
+    ("masked experts", masked, _small_masked, (P("x"), P("x"), P("x")), P("x")),
+    ("ragged rows", ragged, _small_ragged, (P("x"), None, None), P("x")),
+    ("contiguous rows", contiguous, contiguous_args, (P("x"), None, P("x")), P("x")),
+    ("k-grouped M", k_grouped, _small_k_grouped, (P("x"), None, None), P(None, "x")),
+]
+SHARD_MAP_IDS = [c[0] for c in SHARD_MAP_CASES]
+
+
+def _concat(outs, spec):
+    dim = next(i for i, name in enumerate(spec) if name is not None)
+    return jnp.concatenate(outs, axis=dim)
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+@pytest.mark.parametrize("name,fn,args,specs,out_spec", SHARD_MAP_CASES, ids=SHARD_MAP_IDS)
+def test_shard_map_forward(name, fn, args, specs, out_spec, check_vma):
+    args = args()
+    in_specs = tuple(P() if s is None else s for s in specs)
+    f = jax.jit(jax.shard_map(fn, mesh=_mesh(), in_specs=in_specs, out_specs=out_spec, check_vma=check_vma))
+    expected = _concat(shard_by_shard(jax.jit(fn), args, specs), out_spec)
+    _close(f(*args), expected, exact=True)
+
+
+@pytest.mark.parametrize("name,fn,args,specs,out_spec", SHARD_MAP_CASES, ids=SHARD_MAP_IDS)
+def test_pmap_forward(name, fn, args, specs, out_spec):
+    """pmap over the leading axis of per-device blocks (the shard_map blocks, stacked)."""
+    args = args()
+    flat = _leaves_with_specs(args, specs)
+    treedef = jax.tree.structure(args)
+    stacked = jax.tree.unflatten(treedef, [jnp.stack([_split(x, s, i) for i in range(D)]) for x, s in flat])
+    out = jax.pmap(fn, devices=_devices())(*stacked)
+    expected = jnp.stack(shard_by_shard(jax.jit(fn), args, specs))
+    _close(out, expected, exact=True)
+
+
+def _float_grads(fn, treedef, wrt):
+    """leaves -> the gradient of sum(fn(...)**2) with respect to the leaves at `wrt` (the float32 operands: scales
+    and C; the raw GEMMs are differentiable in those through the reference's JVP)."""
+    def grads(*leaves):
+        def loss(*diff):
+            values = list(leaves)
+            for i, d in zip(wrt, diff):
+                values[i] = d
+            return jnp.sum(fn(*jax.tree.unflatten(treedef, values)).astype(F32) ** 2)
+
+        return jax.grad(loss, argnums=tuple(range(len(wrt))))(*(leaves[i] for i in wrt))
+
+    return grads
+
+
+@pytest.mark.parametrize("name,fn,args,specs,out_spec", SHARD_MAP_CASES, ids=SHARD_MAP_IDS)
+def test_shard_map_grad_of_every_op(name, fn, args, specs, out_spec):
+    """Gradients inside shard_map (check_vma=True): a replicated operand's gradient is the sum of the shards'
+    gradients (the psum comes from the operands' varying axes), a sharded operand's the concatenation of its blocks.
+    (check_vma=False, where the caller sums, is tested with fp8_dot and ragged_dot below.)"""
+    args = args()
+    flat = _leaves_with_specs(args, specs)
+    wrt = [i for i, (x, _) in enumerate(flat) if x.dtype == F32]
+    wrt_specs = tuple(flat[i][1] or P() for i in wrt)
+    grads = _float_grads(fn, jax.tree.structure(args), wrt)
+    f = jax.jit(jax.shard_map(grads, mesh=_mesh(), in_specs=tuple(s or P() for _, s in flat), out_specs=wrt_specs))
+    got = f(*(x for x, _ in flat))
+    one = jax.jit(grads)
+    blocks = [one(*(_split(x, s, d) for x, s in flat)) for d in range(D)]
+    for j, s in enumerate(wrt_specs):
+        parts = [b[j] for b in blocks]
+        expected = sum(parts[1:], parts[0]) if s == P() else _concat(parts, s)
+        _close(got[j], expected, exact=s != P())
+
+
+def _dot_grads(sizes):
+    """Gradients of fp8_dot and ragged_dot (both on x) with respect to both their operands."""
+    def grads(x, w, rhs):
+        gx, gw = jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w) ** 2), argnums=(0, 1))(x, w)
+        gl, gr = jax.grad(lambda l, r: jnp.sum(dg.ragged_dot(l, r, sizes) ** 2), argnums=(0, 1))(x, rhs)
+        return gx, gw, gl, gr
+
+    return grads
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+def test_shard_map_grads_of_fp8_dot_and_ragged_dot(check_vma):
+    mesh = _mesh()
+    x, w = randn(19, (D * 16, 256)), randn(20, (256, 130))
+    rhs, sizes = randn(21, (3, 256, 24)), jnp.asarray([5, 0, 9], jnp.int32)
+    grads = _dot_grads(sizes)
+
+    def local(x, w, rhs):
+        gx, gw, gl, gr = grads(x, w, rhs)
+        if not check_vma:  # without vma tracking, summing a replicated operand's gradient is the caller's job
+            gw, gr = jax.lax.psum(gw, "x"), jax.lax.psum(gr, "x")
+        return gx, gw, gl, gr
+
+    f = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P("x"), P(), P()), out_specs=(P("x"), P(), P("x"), P()),
+                              check_vma=check_vma))
+    gx, gw, gl, gr = f(x, w, rhs)
+    blocks = [jax.jit(grads)(x[i * 16:(i + 1) * 16], w, rhs) for i in range(D)]
+    _close(gx, jnp.concatenate([b[0] for b in blocks]), exact=True)
+    _close(gl, jnp.concatenate([b[2] for b in blocks]), exact=True)
+    _close(gw, sum(b[1] for b in blocks[1:]) + blocks[0][1], exact=False)
+    _close(gr, sum(b[3] for b in blocks[1:]) + blocks[0][3], exact=False)
+    # the shards' losses add up to the whole batch's: its exact weight gradient
+    assert cosine(gw, 2 * to64(x).T @ (to64(x) @ to64(w))) > 0.995
+
+
+def test_pmap_grads_of_fp8_dot_and_ragged_dot():
+    x, w = randn(22, (D, 16, 256)), randn(23, (256, 130))
+    rhs, sizes = randn(24, (3, 256, 24)), jnp.asarray([5, 0, 9], jnp.int32)
+    grads = _dot_grads(sizes)
+    got = jax.pmap(grads, in_axes=(0, None, None), devices=_devices())(x, w, rhs)
+    expected = [jax.jit(grads)(x[i], w, rhs) for i in range(D)]
+    for j in range(4):
+        _close(got[j], jnp.stack([e[j] for e in expected]), exact=True)

@@ -25,12 +25,6 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 from .experts import check_moe_args, combine, expert_ffn, route, sort_by_expert, unsort
 
-# shard_map's varying-manual-axes check rejects the cotangents of the FP8 custom VJPs (their primitives do not
-# carry the varying axes of their operands yet); every collective in the body names its axis, so the body is the
-# same program either way.
-_CHECK_VMA = False
-
-
 def capacity(tokens: int, top_k: int, experts_per_device: int, devices: int, capacity_factor: float | None) -> int:
     """Rows one device may send to another. A token sends at most min(top_k, E / n) rows to one device, so
     `tokens * min(top_k, E / n)` never drops; capacity_factor c gives ceil(c * tokens * top_k / n), capped there."""
@@ -123,7 +117,7 @@ def expert_parallel_moe(x, router_w, w_gate_up, w_down, *, top_k: int, mesh, axi
     specs = (P(axis_name), P(), P(axis_name), P(axis_name))
     operands = [_placed(a, mesh, axis_name, s) for a, s in zip((x2, router_w, w_gate_up, w_down), specs)]
     body = partial(moe_expert_parallel, top_k=top_k, axis_name=axis_name, capacity_factor=capacity_factor, fp8=fp8)
-    y = jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=P(axis_name), check_vma=_CHECK_VMA)(*operands)
+    y = jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=P(axis_name))(*operands)
     return y.reshape(x.shape)
 
 

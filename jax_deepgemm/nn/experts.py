@@ -46,6 +46,7 @@ def route(x, router_w, top_k: int):
     Softmax over the router logits in float32, the top_k experts of each token, their probabilities renormalised
     to sum to 1. The router runs in float32 at full precision (it is E columns wide, so cheap): a reduced-precision
     product could flip near-tied expert choices between two runs that batch the same tokens differently."""
+    top_k = static_int("route", "top_k", top_k, 1, router_w.shape[-1])
     logits = jnp.dot(x.astype(jnp.float32), router_w.astype(jnp.float32), precision=jax.lax.Precision.HIGHEST)
     weights, expert_ids = jax.lax.top_k(jax.nn.softmax(logits, axis=-1), top_k)
     return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)

@@ -11,7 +11,8 @@ zero in its weighted sum), the GShard/Switch convention.
 
 Tokens keep their order within an expert on both paths (stable sorts, tokens sharded in order over the devices),
 so each expert sees its rows in the same order as the single-device layer, and the FP8 weight gradient quantizes
-the same 128-token blocks: the two layers agree to float32 rounding, forward and backward.
+the same 128-token blocks: the two layers do the same arithmetic, forward and backward (up to where XLA's fusions
+keep or skip a rounding of an intermediate).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 from .experts import check_moe_args, combine, expert_ffn, route, sort_by_expert, unsort
+
 
 def capacity(tokens: int, top_k: int, experts_per_device: int, devices: int, capacity_factor: float | None) -> int:
     """Rows one device may send to another. A token sends at most min(top_k, E / n) rows to one device, so

@@ -1,18 +1,53 @@
 #!/usr/bin/env bash
-# One GPU-machine session: build in place, report the machine, run the GPU tests, the demo and the compile timings,
-# keeping every log under $OUT (the device tool's result folder; ./gpu-out when run elsewhere).
-# Usage: bash tools/gpu_session.sh [pytest selection, default: tests]
+# GPU-machine session phases: build in place, then run one phase, keeping every log under $OUT (the device tool's
+# result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
+#
+#   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
+#   bash tools/gpu_session.sh sanitize              compute-sanitizer memcheck and racecheck on the hostile-data tests
+#   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
+#   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR="${DG_JIT_CACHE_DIR:-/tmp/jdg-cache}"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; git log -1 --oneline 2>/dev/null || true; } 2>&1 | tee "$OUT/machine.txt"
+export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR="${DG_JIT_CACHE_DIR:-/tmp/jdg-cache}" XLA_PYTHON_CLIENT_PREALLOCATE=false
+phase="${1:-tests}"
+shift || true
+# XLA's teardown lines after a device error repeat for every buffer: keep logs readable.
+quiet() { grep -v -E "^E[0-9]{4} |Source Location Trace|cuda_status.cc|^$"; }
+
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee "$OUT/machine.txt"
 python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-python -m jax_deepgemm info 2>&1 | tee -a "$OUT/machine.txt"
-# Cold compile, then cache hits, of the kernels a few DeepSeek shapes select.
-rm -rf "$DG_JIT_CACHE_DIR"
-shapes=(--gemm 64,2112,7168 --gemm 128,24576,1536 --gemm 4096,7168,2048 --gemm 4096,4096,7168)
-{ echo "# cold"; python -m jax_deepgemm warmup "${shapes[@]}"; echo "# cache hit (new process: disk)";
-  python -m jax_deepgemm warmup "${shapes[@]}"; } 2>&1 | tee "$OUT/compile_times.txt"
-timeout 900 python -m pytest "${@:-tests}" -q -x -rs 2>&1 | tee "$OUT/tests.log"
-timeout 300 python -m jax_deepgemm demo 2>&1 | tee "$OUT/demo.log"
+python -m jax_deepgemm info >>"$OUT/machine.txt" 2>&1
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+case "$phase" in
+  tests)
+    rm -rf "$DG_JIT_CACHE_DIR"
+    shapes=(--gemm 64,2112,7168 --gemm 4096,7168,2048 --contiguous 8,32768,4096,7168 --masked 4,4096,7168,2048,256
+            --k-grouped 4,4096,7168,32768)
+    { echo "# cold"; python -m jax_deepgemm warmup "${shapes[@]}"; echo "# cache hit (new process: disk)";
+      python -m jax_deepgemm warmup "${shapes[@]}"; } 2>&1 | tee "$OUT/compile_times.txt" | tail -4
+    timeout 540 python -I -m pytest "${@:-tests}" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests.log"
+    grep -E "passed|failed|FAILED|ERROR" "$OUT/tests.log" | tail -15
+    ;;
+  sanitize)
+    for tool in memcheck racecheck; do
+      sel="garbage or inside_blocks or negative or overflow or hostile or one_row or all_padding"
+      [ "$tool" = racecheck ] && sel="garbage_32bit or skewed_and_empty"
+      timeout 270 "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest tests/test_gpu_grouped.py -q \
+        -p no:cacheprovider -k "$sel" 2>&1 | quiet >"$OUT/$tool.log"
+      echo "$tool: exit ${PIPESTATUS[0]}"; grep -E "ERROR SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
+    done
+    ;;
+  bench)
+    timeout 420 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
+    timeout 120 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
+    ;;
+  multi)
+    nvidia-smi -L
+    timeout 420 python -I -m pytest tests/test_multi_gpu.py -q -rs -p no:cacheprovider 2>&1 | quiet | tee "$OUT/multi.log" |
+      tail -15
+    timeout 150 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
+    ;;
+  *) echo "unknown phase $phase: tests | sanitize | bench | multi"; exit 2 ;;
+esac

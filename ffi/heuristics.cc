@@ -81,8 +81,9 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
   const int max_block_n = b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
+  const int forced = env::tune_block_n();
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
-    if (!fp8_gemm_block_n_supported(block_n)) continue;
+    if (!fp8_gemm_block_n_supported(block_n) || (forced > 0 && block_n != forced)) continue;
     int stages = 0;
     for (int s = stage_cap; s >= 1; --s)
       if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row) <= kMaxDynamicSmemBytes) {
@@ -105,6 +106,9 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
     best.waves = waves;
     best_last_wave = last_wave;
   }
+  if (best.block_n == 0 && forced > 0)
+    throw std::invalid_argument("DG_TUNE_BLOCK_N=" + std::to_string(forced) + " is not a BLOCK_N the kernel can use "
+                                "here (a multiple of 16 up to " + std::to_string(max_block_n) + " that fits)");
   if (best.block_n == 0) throw std::logic_error("select_fp8_gemm_config: no BLOCK_N candidate fits shared memory");
   best.num_threads = fp8_gemm_num_threads(best.block_m);
   best.smem_bytes = fp8_gemm_smem_bytes(best.block_m, best.block_n, best.stages, b_scale_per_row);

@@ -202,3 +202,17 @@ def test_k_grouped_lowers_to_the_ffi_call(with_c):
     expected = (f"(tensor<{m}x{k}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{n}x{k}xf8E4M3FN>, tensor<{kb}x{n4}xf32>, "
                 f"tensor<{g}xi32>" + (f", tensor<{g * m}x{n}xf32>" if with_c else "") + f") -> tensor<{g * m}x{n}xf32>")
     assert _operand_types(text).startswith(expected), _operand_types(text)
+
+
+@needs_ext
+def test_tune_block_n_restricts_the_heuristic(monkeypatch):
+    default = _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    forced = 128 if default["block_n"] != 128 else 160
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", str(forced))
+    assert _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)["block_n"] == forced
+    assert _ext.select_fp8_gemm_config(512, 4096, 7168, 132, grouping="masked", num_groups=4)["block_n"] == forced
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "200")
+    with pytest.raises(ValueError, match="DG_TUNE_BLOCK_N=200"):
+        _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "wide")  # not a number: ignored
+    assert _ext.select_fp8_gemm_config(4096, 7168, 16384, 132) == default

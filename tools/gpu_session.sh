@@ -6,6 +6,7 @@
 #   bash tools/gpu_session.sh sanitize              compute-sanitizer memcheck and racecheck on the hostile-data tests
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
+#   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -49,5 +50,12 @@ case "$phase" in
       tail -15
     timeout 150 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;
-  *) echo "unknown phase $phase: tests | sanitize | bench | multi"; exit 2 ;;
+  sweep)
+    for bn in "${@:-0 64 128 144 160 192}"; do
+      DG_TUNE_BLOCK_N=$bn timeout 100 python -m jax_deepgemm bench --only dense --iters 10 --output "$OUT/sweep_$bn.json" \
+        --shape 4096,7168,16384 --shape 4096,4096,7168 --shape 4096,2112,7168 --shape 4096,24576,1536 2>&1 | quiet |
+        grep -E "^ +[0-9]" | sed "s/^/bn=$bn /"
+    done
+    ;;
+  *) echo "unknown phase $phase: tests | sanitize | bench | multi | sweep"; exit 2 ;;
 esac

@@ -51,7 +51,7 @@ case "$phase" in
     timeout 150 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;
   sweep)
-    for bn in "${@:-0 64 128 144 160 192}"; do
+    for bn in ${@:-0 64 128 144 160 192}; do
       DG_TUNE_BLOCK_N=$bn timeout 100 python -m jax_deepgemm bench --only dense --iters 10 --output "$OUT/sweep_$bn.json" \
         --shape 4096,7168,16384 --shape 4096,4096,7168 --shape 4096,2112,7168 --shape 4096,24576,1536 2>&1 | quiet |
         grep -E "^ +[0-9]" | sed "s/^/bn=$bn /"

@@ -30,13 +30,23 @@ from . import kernels, reference, runtime
 
 @dataclass(frozen=True)
 class Family:
+    kind: str  # the layout's name in sharding.py
     primitive: Primitive  # outer
     inner: Primitive
     reference: Callable
     kernel: Callable | None  # the CUDA path, None while the family has no kernel yet
 
     def bind(self, *operands, **params):
-        return self.primitive.bind(*match_vma(*operands), **params)
+        operands = match_vma(*operands)
+        mesh = jax.sharding.get_abstract_mesh()
+        if mesh.explicit_axes:
+            # Explicit sharding types (jax.make_mesh's default axes under jax.set_mesh): the call runs with the axes
+            # made Auto, partitioned like any sharded jit (sharding.py), and its result is typed with the sharding
+            # that the partitioning gives it.
+            avals = [jax.typeof(x) for x in operands]
+            spec = sharding.result_spec(self.kind, avals, self.primitive.abstract_eval(*avals, **params)[0], mesh)
+            return jax.sharding.auto_axes(partial(self.primitive.bind, **params), out_sharding=spec)(*operands)
+        return self.primitive.bind(*operands, **params)
 
 
 # ---- varying manual axes (shard_map with check_vma=True) ----
@@ -98,7 +108,7 @@ def _jvp_via_reference(prim: Primitive, ref: Callable):
     return jvp
 
 
-def _define(name: str, shape_rule: Callable, ref: Callable, kernel: Callable | None = None) -> Family:
+def _define(kind: str, name: str, shape_rule: Callable, ref: Callable, kernel: Callable | None = None) -> Family:
     def abstract_eval(*avals, **params):
         return _shaped(avals, *shape_rule(*avals, **params))
 
@@ -112,7 +122,7 @@ def _define(name: str, shape_rule: Callable, ref: Callable, kernel: Callable | N
     prim.def_impl(partial(xla.apply_primitive, prim))
     prim.def_abstract_eval(abstract_eval)
     ad.primitive_jvps[prim] = _jvp_via_reference(prim, ref)
-    return Family(prim, inner, ref, kernel)
+    return Family(kind, prim, inner, ref, kernel)
 
 
 # ---- output shape and dtype from the (already validated) operands ----
@@ -133,14 +143,14 @@ def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c):
     return (group_sizes.shape[0], a.shape[0], b.shape[0]), jnp.float32
 
 
-fp8_gemm = _define("jax_deepgemm_fp8_gemm", _dense_shape, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)
-m_grouped_contiguous = _define("jax_deepgemm_m_grouped_contiguous", _m_grouped_shape,
+fp8_gemm = _define("dense", "jax_deepgemm_fp8_gemm", _dense_shape, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)
+m_grouped_contiguous = _define("contiguous", "jax_deepgemm_m_grouped_contiguous", _m_grouped_shape,
                                reference.m_grouped_fp8_gemm_nt_contiguous, kernels.m_grouped_fp8_gemm_nt_contiguous)
-grouped_ragged = _define("jax_deepgemm_grouped_ragged", _m_grouped_shape, reference.fp8_grouped_gemm_nt,
+grouped_ragged = _define("ragged", "jax_deepgemm_grouped_ragged", _m_grouped_shape, reference.fp8_grouped_gemm_nt,
                          kernels.fp8_grouped_gemm_nt)
-m_grouped_masked = _define("jax_deepgemm_m_grouped_masked", _masked_shape,
+m_grouped_masked = _define("masked", "jax_deepgemm_m_grouped_masked", _masked_shape,
                            reference.m_grouped_fp8_gemm_nt_masked, kernels.m_grouped_fp8_gemm_nt_masked)
-k_grouped = _define("jax_deepgemm_k_grouped", _k_grouped_shape, reference.k_grouped_fp8_gemm_nt_contiguous,
+k_grouped = _define("k_grouped", "jax_deepgemm_k_grouped", _k_grouped_shape, reference.k_grouped_fp8_gemm_nt_contiguous,
                     kernels.k_grouped_fp8_gemm_nt_contiguous)
 
 FAMILIES = (fp8_gemm, m_grouped_contiguous, grouped_ragged, m_grouped_masked, k_grouped)
@@ -148,6 +158,6 @@ FAMILIES = (fp8_gemm, m_grouped_contiguous, grouped_ragged, m_grouped_masked, k_
 # The rules that need the families themselves (a batched dense GEMM is a masked grouped one, ...).
 from . import batching, sharding  # noqa: E402
 
-for _rules in (batching, sharding):
-    _rules.register(dense=fp8_gemm, contiguous=m_grouped_contiguous, ragged=grouped_ragged, masked=m_grouped_masked,
-                    k_grouped=k_grouped)
+batching.register(dense=fp8_gemm, contiguous=m_grouped_contiguous, ragged=grouped_ragged, masked=m_grouped_masked,
+                  k_grouped=k_grouped)
+sharding.register(FAMILIES)

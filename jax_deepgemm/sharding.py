@@ -19,7 +19,7 @@ as needing devices at lowering (`jax._src.dispatch`, private), without which cus
 Inside shard_map and pmap (manual axes) and on one device, the inner primitive is lowered in place: it is local.
 
 What runs where: a factor (m, n, k, g) that the operands shard is kept when every shard stays a whole problem of
-the same family (the conditions in `_shardable`), otherwise it is replicated (XLA then gathers it, which is correct
+the same family (the conditions in `_Call.shardable`), otherwise it is replicated (XLA then gathers it, which is correct
 but slower). Scales follow their data: a_scale [M, kb] with M, 128x128 b_scale [nb, kb] with N in 128-row blocks,
 per-row b_scale [N, kb] with N, and every kb with K in 128-column blocks.
 """
@@ -34,7 +34,7 @@ from jax import lax
 from jax._src import dispatch, sharding_impls  # private: see the module docstring
 from jax.experimental.custom_partitioning import ArrayMapping, CompoundFactor, SdyShardingRule, custom_partitioning
 from jax.interpreters import mlir
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec, use_abstract_mesh
 
 from .quantization import BLOCK
 from .reference import segment_ends
@@ -158,6 +158,13 @@ def _local(kind, family, axes, counts, params, *ops):
     return (d if c is None else c.astype(jnp.float32) + d).astype(params["out_dtype"])
 
 
+def _local_without_mesh(*args):
+    """_local traced with no mesh in context: XLA runs the partition callback while the caller's mesh may still be
+    set (jax.set_mesh with explicit axes), which would give the per-shard ops sharding types of the whole mesh."""
+    with use_abstract_mesh(AbstractMesh((), ())):
+        return _local(*args)
+
+
 def _k_grouped_local_groups(ops, g_axes, count):
     """This shard's groups g0 .. g0+G_local-1 of a k-grouped call: A, B and their scales rotated along K so that the
     first of them starts at K = 0 (rounded down to a 128 block, so that the scales move with the data and every K
@@ -183,7 +190,7 @@ def _partitioned(kind, family, avals, out_aval, params):
         counts = {f: math.prod(mesh.shape[a] for a in names) for f, names in axes.items()}
         arg_shardings = tuple(NamedSharding(mesh, _spec(names, axes)) for names in call.operands)
         result = NamedSharding(mesh, _spec(call.result, axes))
-        return mesh, partial(_local, kind, family, axes, counts, params), result, arg_shardings
+        return mesh, partial(_local_without_mesh, kind, family, axes, counts, params), result, arg_shardings
 
     fn = custom_partitioning(lambda *ops: family.inner.bind(*ops, **params))
     fn.def_partition(partition, sharding_rule=call.sdy_rule())
@@ -197,18 +204,26 @@ def _sharded_program(ctx) -> bool:
             and context.abstract_mesh is not None and not context.abstract_mesh.empty)
 
 
-def _lowering(kind, family):
+def _lowering(family):
     local = mlir.lower_fun(lambda *ops, **params: family.inner.bind(*ops, **params), multiple_results=False)
 
     def rule(ctx, *args, **params):
         if not _sharded_program(ctx):
             return local(ctx, *args, **params)
-        return mlir.lower_fun(_partitioned(kind, family, ctx.avals_in, ctx.avals_out[0], params), multiple_results=False)(ctx, *args)
+        partitioned = _partitioned(family.kind, family, ctx.avals_in, ctx.avals_out[0], params)
+        return mlir.lower_fun(partitioned, multiple_results=False)(ctx, *args)
 
     return rule
 
 
-def register(**families):
-    for kind, family in families.items():
-        mlir.register_lowering(family.primitive, _lowering(kind, family))
+def result_spec(kind, avals, out_aval, mesh) -> PartitionSpec:
+    """The sharding a partitioned call gives its result, from the operands' sharding types (explicit axes)."""
+    call = _Call(kind, avals, out_aval)
+    specs = [(names, aval.sharding.spec) for names, aval in zip(call.operands, avals)]
+    return _spec(call.result, call.factor_axes(mesh, specs))
+
+
+def register(families):
+    for family in families:
+        mlir.register_lowering(family.primitive, _lowering(family))
         dispatch.prim_requires_devices_during_lowering.add(family.primitive)

@@ -173,6 +173,37 @@ def test_jit_grad_of_fp8_dot_data_parallel():
     _close(gw, ew, exact=False)
 
 
+EXPLICIT_CASES = [c for c in JIT_CASES if c[0] in ("dense M (data parallel)", "dense N (tensor parallel)", "dense K",
+                                                    "masked experts", "k-grouped M")]
+
+
+@pytest.mark.parametrize("name,fn,args,specs,allowed,out_spec", EXPLICIT_CASES, ids=[c[0] for c in EXPLICIT_CASES])
+def test_explicit_sharding_types(name, fn, args, specs, allowed, out_spec):
+    """Under jax.set_mesh with Explicit axes (jax.make_mesh's default) the result's type carries the sharding the
+    partitioned call gives it, and the program is the same as with Auto axes."""
+    mesh = jax.make_mesh((D,), ("x",), axis_types=(AxisType.Explicit,), devices=_devices())
+    sharded = _put(args, specs, mesh)
+    with jax.set_mesh(mesh):
+        f = jax.jit(fn)
+        hlo = f.lower(*sharded).compile().as_text()
+        out = f(*sharded)
+    assert not [c for c in MOVES if c in hlo]
+    assert jax.typeof(out).sharding.spec == out_spec + (None,) * (out.ndim - len(out_spec))
+    _close(out, jax.jit(fn)(*args), exact=not allowed)
+
+
+def test_explicit_sharding_types_grad_of_fp8_dot():
+    mesh = jax.make_mesh((D,), ("x",), axis_types=(AxisType.Explicit,), devices=_devices())
+    x, w = randn(25, (D * 128, 256)), randn(26, (256, 384))
+    grad = jax.jit(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w) ** 2), argnums=(0, 1)))
+    with jax.set_mesh(mesh):
+        gx, gw = grad(*_put((x, w), (P("x"), None), mesh))
+    assert jax.typeof(gx).sharding.spec == P("x", None) and jax.typeof(gw).sharding.spec == P(None, None)
+    ex, ew = grad(x, w)
+    _close(gx, ex, exact=True)
+    _close(gw, ew, exact=False)
+
+
 # ---------------------------------------------------------------- shard_map and pmap: the op shard by shard
 
 def _split(x, spec, i):
@@ -340,3 +371,14 @@ def test_pmap_grads_of_fp8_dot_and_ragged_dot():
     expected = [jax.jit(grads)(x[i], w, rhs) for i in range(D)]
     for j in range(4):
         _close(got[j], jnp.stack([e[j] for e in expected]), exact=True)
+
+
+def test_cuda_lowering_of_a_sharded_program_goes_through_the_partitioner():
+    """Lowered for CUDA (no GPU needed), a sharded call is the custom_partitioning call carrying our Shardy rule: the
+    per-shard FFI call is made by its partition callback when XLA compiles for the GPUs (test_gpu_sharding.py)."""
+    sharded = _put(dense_args(), (P(None, "x"), P(None, "x")), _mesh())
+    text = jax.jit(dense).trace(*sharded).lower(lowering_platforms=("cuda",)).as_text()
+    assert "@CustomSPMDPartitioning" in text and "sdy.sharding_rule" in text and "reduction={" in text
+    assert "jdg_fp8_gemm" not in text  # not lowered in place: that would run the whole GEMM on every GPU
+    single = jax.jit(dense).trace(*dense_args()).lower(lowering_platforms=("cuda",)).as_text()
+    assert "@CustomSPMDPartitioning" not in single and "jdg_fp8_gemm" in single

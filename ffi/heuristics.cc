@@ -2,19 +2,23 @@
 //
 // The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs, one per SM, each walking over output tiles
 // of BLOCK_M x BLOCK_N. Every tile streams its whole K extent (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through
-// the shared-memory pipeline, so all tiles of one configuration cost about the same, and the run takes about
-//     waves = ceil(tiles / num_sms)
-// tile-times. We therefore
+// the shared-memory pipeline. At a fixed BLOCK_M a tile costs about BLOCK_N + kTileOverhead time units: its wgmmas
+// and its promotion scale with BLOCK_N, while streaming A's BLOCK_M x K bytes, the pipeline's start and the epilogue
+// add a part that does not (kTileOverhead = 64 fits the H200 sweep of benchmarks/NOTES.md, 3). The run takes about
+//     waves x (BLOCK_N + kTileOverhead),   waves = ceil(tiles / num_sms)
+// We therefore
 //   1. fix BLOCK_M by M: 64 when M <= 64 (one consumer warpgroup, no wasted rows), else 128 (two consumer
 //      warpgroups, twice the reuse of every B tile);
-//   2. over the BLOCK_N candidates, minimise the number of waves;
-//   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle; with equal
-//      waves it also means smaller tiles, i.e. a shorter tile-time);
+//   2. over the BLOCK_N candidates, minimise waves x (BLOCK_N + kTileOverhead);
+//   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
-// scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales (one scale per column,
-// kept in registers too) the kernel spills from 192 on, so the cap is 176 there (fp8_gemm.cuh, "Limits").
+// scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176. With
+// 128x128 B scales, a width that makes tiles straddle 128-column scale blocks pays a scale selection per 8 columns
+// in every promotion; measured on an H200 (benchmarks/NOTES.md, 3), 144 and 176 ran 10-20% slower than 128 and 192
+// on the same shapes, so the candidates are the widths dividing 128 and 160, 192 (at most two scale blocks, split
+// at a multiple of 32). DG_TUNE_BLOCK_N forces one width (any supported one), for sweeps.
 // Grouped GEMMs use the same model with the tiles they are expected to have: each group's rows
 //     r = M / G (contiguous, ragged: the rows spread evenly) or expected_m (masked)
 // choose BLOCK_M (64 when r <= 64) and give G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its
@@ -43,6 +47,7 @@ constexpr int kMaxBlockN = 192;          // 128x128 B scales
 constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
 constexpr int kMaxStages = 8;
 constexpr int kMinStages = 2;
+constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -71,6 +76,9 @@ void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k,
                                 ", num_sms=" + std::to_string(num_sms) + ")");
 }
 
+// 128x128 B scales: widths whose tiles need no per-chunk scale selection, or a cheap one (see the model).
+bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 160 || block_n == 192; }
+
 // The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks; fills
 // everything but grid.
 Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, int num_sms,
@@ -83,7 +91,8 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
   const int max_block_n = b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
   const int forced = env::tune_block_n();
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
-    if (!fp8_gemm_block_n_supported(block_n) || (forced > 0 && block_n != forced)) continue;
+    if (!fp8_gemm_block_n_supported(block_n)) continue;
+    if (forced > 0 ? block_n != forced : !b_scale_per_row && !cheap_block_scales(block_n)) continue;
     int stages = 0;
     for (int s = stage_cap; s >= 1; --s)
       if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row) <= kMaxDynamicSmemBytes) {
@@ -95,9 +104,11 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
     const std::int64_t tiles = m_blocks * ceil_div(n, block_n);
     const std::int64_t waves = ceil_div(tiles, num_sms);
     const std::int64_t last_wave = tiles - (waves - 1) * num_sms;
-    bool better = best.block_n == 0 || waves < best.waves ||
-                  (waves == best.waves && last_wave > best_last_wave) ||
-                  (waves == best.waves && last_wave == best_last_wave && block_n > best.block_n);
+    const std::int64_t cost = waves * (block_n + kTileOverhead);
+    const std::int64_t best_cost = best.waves * (best.block_n + kTileOverhead);
+    bool better = best.block_n == 0 || cost < best_cost ||
+                  (cost == best_cost && last_wave > best_last_wave) ||
+                  (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
     if (!better) continue;
     best.block_m = block_m;
     best.block_n = block_n;

@@ -12,7 +12,8 @@ import pytest
 from jax.extend.core import jaxprs_in_params
 
 import jax_deepgemm as dg
-from conftest import BF16, F32, INT32_MAX, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, to64
+from conftest import (BF16, F32, F32_RTOL_KERNELS, INT32_MAX, kernels_active, q_lhs, q_lhs_batched, q_rhs,
+                      q_rhs_batched, randn, to64)
 from jax_deepgemm import primitives
 
 OURS = {f.primitive.name for f in primitives.FAMILIES}
@@ -52,13 +53,16 @@ def looped(fn, in_axes, args, size, out_axis=0):
 
 
 def assert_same(got, expected, rtol=2e-6):
-    """Batched against looped: the same products, so equal up to float32 summation order (bf16: one rounding)."""
+    """Batched against looped: the same products, so equal up to float32 summation order (bf16: one rounding). The
+    Hopper kernels accumulate FP8 products with a reduced mantissa and pick tiles per shape, so a folded call (another
+    shape) may differ from the looped ones by the kernels' tolerance."""
     if isinstance(got, tuple):
         for x, y in zip(got, expected, strict=True):
             assert_same(x, y, rtol)
         return
     g, e = to64(got), to64(expected)
     assert g.shape == e.shape and got.dtype == expected.dtype
+    rtol = max(rtol, F32_RTOL_KERNELS) if kernels_active() else rtol
     tol = rtol * np.abs(e).max() + (2.0**-8 * np.abs(e) if got.dtype == BF16 else 0)
     np.testing.assert_array_less(np.abs(g - e), tol + 1e-30)
 

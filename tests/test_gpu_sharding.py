@@ -55,4 +55,4 @@ def test_partitioned_calls_run_the_kernel_on_every_gpu(name):
     assert not [c for c in MOVES if c in hlo], "data moves between GPUs"
     assert ("all-reduce" in hlo) == (name == "dense K")
     got, expected = np.asarray(f(*sharded), np.float64), np.asarray(f(*args), np.float64)
-    assert dg.calc_diff(got, expected) < 1e-6
+    assert dg.calc_diff(got, expected) < 1e-5  # K split: float32 partial sums in another order, bf16 rounding

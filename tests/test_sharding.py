@@ -5,6 +5,8 @@ False) and pmap of every op, forward and gradients, equal the op applied shard b
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,6 +19,14 @@ from conftest import BF16, CPU_DEVICES, F32, cosine, q_lhs, q_lhs_batched, q_rhs
 D = CPU_DEVICES
 MOVES = ("all-gather", "all-to-all", "collective-permute")
 REDUCES = ("all-reduce", "reduce-scatter")
+
+
+@pytest.fixture(autouse=True)
+def _on_cpu():
+    """Everything here runs on the CPU devices, the unsharded calls too (on a GPU machine the default device is a GPU,
+    whose kernels would be compared with the CPU reference). test_gpu_sharding.py runs sharded calls on GPUs."""
+    with jax.default_device(_devices()[0]):
+        yield
 
 
 def _devices():
@@ -96,25 +106,25 @@ k_grouped = lambda a, b, s, *c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c
 # ---------------------------------------------------------------- jit with NamedSharding operands
 
 JIT_CASES = [
-    # name, fn, operands, in specs, allowed collectives, output spec
-    ("dense M (data parallel)", dense, dense_args(), (P("x"), None), (), P("x")),
-    ("dense N (tensor parallel)", dense, dense_args(), (None, P("x")), (), P(None, "x")),
-    ("dense N per-row scale", dense, dense_args(per_row=True), (None, P("x")), (), P(None, "x")),
-    ("dense K", dense, dense_args(), (P(None, "x"), P(None, "x")), REDUCES, P()),
-    ("dense with C, K", dense_c, dense_args(c=True), (P(None, "x"), P(None, "x"), None), REDUCES, P()),
-    ("masked experts", masked, masked_args(), (P("x"), P("x"), P("x")), (), P("x")),
-    ("masked M", masked, masked_args(), (P(None, "x"), None, None), (), P(None, "x")),
-    ("ragged M", ragged, ragged_args(), (P("x"), None, None), (), P("x")),
-    ("ragged N", ragged, ragged_args(), (None, P(None, "x"), None), (), P(None, "x")),
-    ("contiguous M (128-row runs)", contiguous, contiguous_args(), (P("x"), None, P("x")), (), P("x")),
-    ("k-grouped experts (C)", k_grouped, k_grouped_args(c=True), (None, None, None, P("x")), (), P("x")),
-    ("k-grouped M", k_grouped, k_grouped_args(), (P("x"), None, None), (), P(None, "x")),
+    # name, fn, operands (built when the test runs), in specs, allowed collectives, output spec
+    ("dense M (data parallel)", dense, dense_args, (P("x"), None), (), P("x")),
+    ("dense N (tensor parallel)", dense, dense_args, (None, P("x")), (), P(None, "x")),
+    ("dense N per-row scale", dense, partial(dense_args, per_row=True), (None, P("x")), (), P(None, "x")),
+    ("dense K", dense, dense_args, (P(None, "x"), P(None, "x")), REDUCES, P()),
+    ("dense with C, K", dense_c, partial(dense_args, c=True), (P(None, "x"), P(None, "x"), None), REDUCES, P()),
+    ("masked experts", masked, masked_args, (P("x"), P("x"), P("x")), (), P("x")),
+    ("masked M", masked, masked_args, (P(None, "x"), None, None), (), P(None, "x")),
+    ("ragged M", ragged, ragged_args, (P("x"), None, None), (), P("x")),
+    ("ragged N", ragged, ragged_args, (None, P(None, "x"), None), (), P(None, "x")),
+    ("contiguous M (128-row runs)", contiguous, contiguous_args, (P("x"), None, P("x")), (), P("x")),
+    ("k-grouped experts (C)", k_grouped, partial(k_grouped_args, c=True), (None, None, None, P("x")), (), P("x")),
+    ("k-grouped M", k_grouped, k_grouped_args, (P("x"), None, None), (), P(None, "x")),
 ]
 
 
 @pytest.mark.parametrize("name,fn,args,specs,allowed,out_spec", JIT_CASES, ids=[c[0] for c in JIT_CASES])
 def test_jit_with_sharded_operands_runs_locally(name, fn, args, specs, allowed, out_spec):
-    mesh = _mesh()
+    mesh, args = _mesh(), args()
     sharded = _put(args, specs, mesh)
     f = jax.jit(fn)
     hlo = f.lower(*sharded).compile().as_text()
@@ -142,14 +152,14 @@ def test_jit_two_dimensional_mesh():
 
 
 @pytest.mark.parametrize("fn,args,specs", [
-    (contiguous, contiguous_args(m=D * 64), (P("x"), None, P("x"))),             # 64-row shards would cut 128-row runs
-    (dense, (q_lhs(randn(13, (M, 200))), q_rhs(randn(14, (256, 200)))),        # K=200: no whole 128 blocks per shard
+    (contiguous, partial(contiguous_args, m=D * 64), (P("x"), None, P("x"))),  # 64-row shards would cut 128-row runs
+    (dense, lambda: (q_lhs(randn(13, (M, 200))), q_rhs(randn(14, (256, 200)))),  # K=200: no whole 128 blocks per shard
      ((P(None, "x"), None), (P(None, "x"), None))),
-    (dense, dense_args()[:1] + (q_rhs(randn(14, (256, K))),), (None, (P("x"), None))),  # 32-row blocks of 128x128
+    (dense, lambda: dense_args()[:1] + (q_rhs(randn(14, (256, K))),), (None, (P("x"), None))),  # 32-row blocks
 ])
 def test_jit_splits_that_would_change_the_op_are_gathered(fn, args, specs):
     """A split that cannot run as the same op on every shard is undone (XLA gathers the operand): slower, exact."""
-    mesh = _mesh()
+    mesh, args = _mesh(), args()
     sharded = _put(args, specs, mesh)
     f = jax.jit(fn)
     assert "all-gather" in f.lower(*sharded).compile().as_text()
@@ -179,6 +189,7 @@ EXPLICIT_CASES = [c for c in JIT_CASES if c[0] in ("dense N (tensor parallel)", 
 def test_explicit_sharding_types(name, fn, args, specs, allowed, out_spec):
     """Under jax.set_mesh with Explicit axes (jax.make_mesh's default) the result's type carries the sharding the
     partitioned call gives it, and the program is the same as with Auto axes."""
+    args = args()
     mesh = jax.make_mesh((D,), ("x",), axis_types=(AxisType.Explicit,), devices=_devices())
     sharded = _put(args, specs, mesh)
     with jax.set_mesh(mesh):

@@ -184,37 +184,36 @@ ffi::Error check_buffer(const char* name, const ffi::AnyBuffer& buffer, ffi::Dat
                                      dtype_name(dtype) + expected + "]");
 }
 
-ffi::Error encode_operand_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, void* base,
-                              std::uint64_t rows, std::uint64_t k, std::uint32_t box_rows) {
-  // A 2-D uint8 view: dims {K, rows}, row stride K bytes, box {128, box_rows}, 128-byte swizzle, zero fill.
-  const cu::cuuint64_t dims[2] = {k, rows};
-  const cu::cuuint64_t strides[1] = {k};
-  const cu::cuuint32_t box[2] = {static_cast<cu::cuuint32_t>(kFp8BlockK), box_rows};
+// A row-major 2-D tensor map: dims {cols, rows} (elements of elem_bytes), boxes of box_cols x box_rows, zero fill
+// past either end.
+ffi::Error encode_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, int data_type, int elem_bytes,
+                      int swizzle, void* base, std::uint64_t rows, std::uint64_t cols, std::uint32_t box_cols,
+                      std::uint32_t box_rows) {
+  const cu::cuuint64_t dims[2] = {cols, rows};
+  const cu::cuuint64_t strides[1] = {cols * elem_bytes};
+  const cu::cuuint32_t box[2] = {box_cols, box_rows};
   const cu::cuuint32_t element_strides[2] = {1, 1};
-  cu::CUresult r = d.cuTensorMapEncodeTiled(map, cu::CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, base, dims, strides, box,
-                                            element_strides, cu::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            cu::CU_TENSOR_MAP_SWIZZLE_128B, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+  cu::CUresult r = d.cuTensorMapEncodeTiled(map, data_type, 2, base, dims, strides, box, element_strides,
+                                            cu::CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                            cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                             cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r == cu::CUDA_SUCCESS) return ffi::Error::Success();
   return ffi::Error::Internal(std::string("jdg_fp8_gemm: tensor map of ") + name + ": " +
                               cu::error_message("cuTensorMapEncodeTiled", r));
 }
 
+// FP8 operand [rows, K] (K % 16 == 0): boxes of 128 x box_rows bytes, 128-byte swizzle (what wgmma reads).
+ffi::Error encode_operand_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, void* base,
+                              std::uint64_t rows, std::uint64_t k, std::uint32_t box_rows) {
+  return encode_map(d, map, name, cu::CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, cu::CU_TENSOR_MAP_SWIZZLE_128B, base, rows, k,
+                    kFp8BlockK, box_rows);
+}
+
+// float32 scales [rows, cols] (cols % 4 == 0: 16-byte row strides): boxes of box_cols x 1, no swizzle.
 ffi::Error encode_scale_map(const cu::DriverApi& d, TmaDescriptor* map, const char* name, void* base,
                             std::uint64_t rows, std::uint64_t cols, std::uint32_t box_cols) {
-  // A 2-D float32 view of [rows, cols] scales (cols % 4 == 0: 16-byte row strides): dims {cols, rows}, box
-  // {box_cols, 1}, no swizzle, zero fill past either end.
-  const cu::cuuint64_t dims[2] = {cols, rows};
-  const cu::cuuint64_t strides[1] = {cols * 4};
-  const cu::cuuint32_t box[2] = {box_cols, 1};
-  const cu::cuuint32_t element_strides[2] = {1, 1};
-  cu::CUresult r = d.cuTensorMapEncodeTiled(map, cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, dims, strides, box,
-                                            element_strides, cu::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                            cu::CU_TENSOR_MAP_SWIZZLE_NONE, cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                            cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r == cu::CUDA_SUCCESS) return ffi::Error::Success();
-  return ffi::Error::Internal(std::string("jdg_fp8_gemm: tensor map of ") + name + ": " +
-                              cu::error_message("cuTensorMapEncodeTiled", r));
+  return encode_map(d, map, name, cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, cu::CU_TENSOR_MAP_SWIZZLE_NONE, base, rows,
+                    cols, box_cols, 1);
 }
 
 // Loads the state's kernel into the current context for `device` (once); thread-safe.

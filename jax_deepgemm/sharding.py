@@ -34,7 +34,7 @@ from jax import lax
 from jax._src import dispatch, sharding_impls  # private: see the module docstring
 from jax.experimental.custom_partitioning import ArrayMapping, CompoundFactor, SdyShardingRule, custom_partitioning
 from jax.interpreters import mlir
-from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec, use_abstract_mesh
+from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec, use_abstract_mesh
 
 from .quantization import BLOCK
 from .reference import segment_ends
@@ -83,10 +83,18 @@ class _Call:
             return size % (BLOCK * count) == 0  # expert runs stay aligned to 128 rows in every shard
         return size % count == 0
 
-    def sdy_rule(self) -> SdyShardingRule:
+    def unsplittable(self, axis_sizes) -> set[str]:
+        """The factors (g, m, n, k) that no single mesh axis splits into whole problems."""
+        return {f for f in ("g", "m", "n", "k") if f in self.sizes and not any(self.shardable(f, size)
+                                                                              for size in axis_sizes)}
+
+    def sdy_rule(self, axis_sizes) -> SdyShardingRule:
         """How shardings propagate through the call. K (and N with 128x128 scales) is the compound of its 128
         blocks and the 128 elements of a block, when it is a whole number of blocks; only the blocks may be split.
-        Otherwise K (N) and its blocks are separate factors that must stay whole."""
+        Otherwise K (N) and its blocks are separate factors that must stay whole. So must a factor that no mesh axis
+        (of `axis_sizes`) splits into whole problems: left free, Shardy would split it along part of an axis (a
+        sub-axis), which custom_partitioning cannot express (e.g. 2 K blocks of a weight gradient whose tokens are
+        split 8 ways)."""
         # (Shardy rejects a compound with a factor of size 1: one block is a plain factor, not splittable anyway.)
         k_blocks = self.sizes["k"] % BLOCK == 0 and self.sizes["k"] > BLOCK
         n_blocks = self.block_n and self.sizes["n"] % BLOCK == 0 and self.sizes["n"] > BLOCK
@@ -101,7 +109,8 @@ class _Call:
                     order += [part] if part not in order else []
         used = set(order)
         whole = lambda f: _BASE.get(f, f) in _SPLITTABLE[self.kind] and f not in ("kt", "nt")  # noqa: E731
-        replicated = {f for f in used if not whole(f)}
+        unsplittable = self.unsplittable(axis_sizes)
+        replicated = {f for f in used if not whole(f) or _BASE.get(f, f) in unsplittable}
         if not k_blocks:
             replicated |= {f for f in ("k", "kb") if f in used}
         if self.block_n and not n_blocks:
@@ -181,7 +190,7 @@ def _k_grouped_local_groups(ops, g_axes, count):
             jnp.diff(local_ends, prepend=0).astype(jnp.int32), *c]
 
 
-def _partitioned(kind, family, avals, out_aval, params):
+def _partitioned(kind, family, avals, out_aval, params, axis_sizes):
     call = _Call(kind, avals, out_aval)
 
     def partition(mesh, arg_shapes, result_shape):
@@ -193,7 +202,7 @@ def _partitioned(kind, family, avals, out_aval, params):
         return mesh, partial(_local_without_mesh, kind, family, axes, counts, params), result, arg_shardings
 
     fn = custom_partitioning(lambda *ops: family.inner.bind(*ops, **params))
-    fn.def_partition(partition, sharding_rule=call.sdy_rule())
+    fn.def_partition(partition, sharding_rule=call.sdy_rule(axis_sizes))
     return fn
 
 
@@ -204,14 +213,34 @@ def _sharded_program(ctx) -> bool:
             and context.abstract_mesh is not None and not context.abstract_mesh.empty)
 
 
+def _kept_whole(op, names, unsplittable, mesh):
+    """op with its dimensions of unsplittable factors gathered, the others left to the partitioner. Operands can
+    arrive split along part of a mesh axis (Shardy propagates, e.g., 8-way split tokens into the 2 K blocks of a
+    weight gradient's scales), which custom_partitioning cannot take in; pinning those dimensions makes Shardy
+    gather them first."""
+    if not any(_BASE.get(f, f) in unsplittable for f in names):
+        return op
+    spec = PartitionSpec(*(None if _BASE.get(f, f) in unsplittable else PartitionSpec.UNCONSTRAINED for f in names))
+    auto = mesh.update_axis_types({a: AxisType.Auto for a in mesh.axis_names})  # as the partitioned call runs
+    return lax.with_sharding_constraint(op, NamedSharding(auto, spec))
+
+
 def _lowering(family):
     local = mlir.lower_fun(lambda *ops, **params: family.inner.bind(*ops, **params), multiple_results=False)
 
     def rule(ctx, *args, **params):
         if not _sharded_program(ctx):
             return local(ctx, *args, **params)
-        partitioned = _partitioned(family.kind, family, ctx.avals_in, ctx.avals_out[0], params)
-        return mlir.lower_fun(partitioned, multiple_results=False)(ctx, *args)
+        mesh = ctx.module_context.axis_context.abstract_mesh
+        axis_sizes = tuple(mesh.shape.values())
+        call = _Call(family.kind, ctx.avals_in, ctx.avals_out[0])
+        unsplittable = call.unsplittable(axis_sizes)
+        partitioned = _partitioned(family.kind, family, ctx.avals_in, ctx.avals_out[0], params, axis_sizes)
+
+        def program(*ops):
+            return partitioned(*(_kept_whole(op, names, unsplittable, mesh) for op, names in zip(ops, call.operands)))
+
+        return mlir.lower_fun(program, multiple_results=False)(ctx, *args)
 
     return rule
 

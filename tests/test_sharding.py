@@ -182,6 +182,19 @@ def test_jit_grad_of_fp8_dot_data_parallel():
     _close(gw, ew, exact=False)
 
 
+def test_jit_grad_of_fp8_dot_with_fewer_tokens_than_a_k_block_per_device():
+    """Tokens split 8 ways, 32 per device: the weight gradient's K (the tokens) is 2 blocks of 128, which no axis
+    splits whole. Shardy would carry the split into the K-block dimension of the scales as part of an axis, which
+    the partitioner cannot take in; those dimensions are gathered instead, and the gradients equal one device's."""
+    mesh = _mesh()
+    x, w = randn(17, (32 * D, 512)), randn(18, (512, 256))
+    grad = jax.jit(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w) ** 2), argnums=(0, 1)))
+    gx, gw = grad(*_put((x, w), (P("x"), None), mesh))
+    ex, ew = grad(x, w)
+    _close(gx, ex, exact=True)
+    _close(gw, ew, exact=True)
+
+
 EXPLICIT_CASES = [c for c in JIT_CASES if c[0] in ("dense N (tensor parallel)", "dense K", "masked experts")]
 
 

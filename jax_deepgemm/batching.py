@@ -117,15 +117,21 @@ def _dense(dense, masked):
     return rule
 
 
+def _weights_into_n(prim, a, a_scale, b, b_scale, groups, db, dbs, size, out_dtype):
+    """An M-grouped call whose weights alone are batched: the batch folds into N (the activations and the group
+    data are shared)."""
+    b = _front(b, db, size)
+    d = prim.bind(a, a_scale, _fold_rows(b), _fold_rhs_scale(_front(b_scale, dbs, size), b.shape[-2]), groups,
+                  out_dtype=out_dtype)
+    return _unfold_cols(d, size)
+
+
 def _contiguous(contiguous):
     def rule(size, args, dims, *, out_dtype):
         a, a_scale, b, b_scale, m_indices = args
         da, das, db, dbs, di = dims
         if not _any((da, das, di)):
-            b = _front(b, db, size)
-            d = contiguous.bind(a, a_scale, _fold_rows(b), _fold_rhs_scale(_front(b_scale, dbs, size), b.shape[-2]),
-                                m_indices, out_dtype=out_dtype)
-            return _unfold_cols(d, size)
+            return _weights_into_n(contiguous, a, a_scale, b, b_scale, m_indices, db, dbs, size, out_dtype)
         a, a_scale, m_indices = _front(a, da, size), _front(a_scale, das, size), _front(m_indices, di, size)
         if _any((db, dbs)):
             # Element i's experts become experts i*G .. i*G+G-1; ids outside [0, G) stay invalid (-1).
@@ -151,10 +157,7 @@ def _ragged(ragged):
         a, a_scale, b, b_scale, group_sizes = args
         da, das, db, dbs, ds = dims
         if not _any((da, das, ds)):
-            b = _front(b, db, size)
-            d = ragged.bind(a, a_scale, _fold_rows(b), _fold_rhs_scale(_front(b_scale, dbs, size), b.shape[-2]),
-                            group_sizes, out_dtype=out_dtype)
-            return _unfold_cols(d, size)
+            return _weights_into_n(ragged, a, a_scale, b, b_scale, group_sizes, db, dbs, size, out_dtype)
         a, a_scale, group_sizes = _front(a, da, size), _front(a_scale, das, size), _front(group_sizes, ds, size)
         m, g = a.shape[1], group_sizes.shape[1]
         ends = jax.vmap(segment_ends, in_axes=(0, None))(group_sizes, m)  # [B, G], each element's own rules

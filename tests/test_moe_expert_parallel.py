@@ -23,6 +23,7 @@ from jax.sharding import AxisType, PartitionSpec as P
 from jax_deepgemm import nn
 import nn_common
 from conftest import to64
+from jax_deepgemm import calc_diff
 from nn_common import assert_close_in_direction, kept_pairs, moe_oracle, random_moe, route_oracle
 
 DEVICES = 8
@@ -41,11 +42,18 @@ def mesh_1d(axis_type=AxisType.Auto):
 
 
 def assert_same(got, want, what):
-    """Equal up to float32 rounding (the two layers do the same FP8 math on the same rows, in the same order)."""
+    """Equal up to float32 rounding (the two layers do the same FP8 math on the same rows, in the same order), but
+    for a few elements: XLA may fuse the two programs' bf16 steps differently (seen with jax 0.12 on the CPU), and a
+    value rounded once more or less can land in another FP8 step, moving the elements it feeds by about an FP8 step.
+    Rows taken in another order or quantized in other 128-row blocks would move whole experts (>= 1/E of all
+    elements) at that size, far past both limits below."""
     got64, want64 = to64(got), to64(want)
     scale = np.abs(want64).max()
     assert scale > 0, f"{what}: all zeros"
-    np.testing.assert_allclose(got64, want64, rtol=0, atol=1e-5 * scale, err_msg=what)
+    off = np.abs(got64 - want64) > 1e-5 * scale
+    assert off.mean() <= 1e-3, f"{what}: {off.sum()} of {off.size} elements differ by more than float32 rounding"
+    np.testing.assert_allclose(got64, want64, rtol=0, atol=2e-2 * scale, err_msg=what)
+    assert calc_diff(got64, want64) < 1e-7, (what, calc_diff(got64, want64))
 
 
 def value_and_grads(layer, args, probe):

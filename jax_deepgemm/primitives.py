@@ -34,7 +34,7 @@ class Family:
     primitive: Primitive  # outer
     inner: Primitive
     reference: Callable
-    kernel: Callable | None  # the CUDA path, None while the family has no kernel yet
+    kernel: Callable  # the CUDA path (kernels.py)
 
     def bind(self, *operands, **params):
         operands = match_vma(*operands)
@@ -83,12 +83,12 @@ def _shaped(avals, shape, dtype):
 
 # ---- lowering ----
 
-def _cuda_lowering(ref: Callable, kernel: Callable | None):
+def _cuda_lowering(ref: Callable, kernel: Callable):
     reference_rule = mlir.lower_fun(ref, multiple_results=False)
-    kernel_rule = mlir.lower_fun(kernel, multiple_results=False) if kernel is not None else None
+    kernel_rule = mlir.lower_fun(kernel, multiple_results=False)
 
     def rule(ctx, *args, **params):
-        if kernel_rule is not None and runtime.use_kernels():
+        if runtime.use_kernels():
             return kernel_rule(ctx, *args, **params)
         return reference_rule(ctx, *args, **params)
 
@@ -108,7 +108,7 @@ def _jvp_via_reference(prim: Primitive, ref: Callable):
     return jvp
 
 
-def _define(kind: str, name: str, shape_rule: Callable, ref: Callable, kernel: Callable | None = None) -> Family:
+def _define(kind: str, name: str, shape_rule: Callable, ref: Callable, kernel: Callable) -> Family:
     def abstract_eval(*avals, **params):
         return _shaped(avals, *shape_rule(*avals, **params))
 

@@ -10,7 +10,7 @@ once; the output is committed and nothing runs this at build or JIT time. Re-run
     python3 tools/gen_wgmma_fp8.py > cuda/jax_deepgemm/wgmma_fp8.cuh
 """
 
-N_VALUES = range(8, 257, 8)  # every N the instruction accepts for FP8 inputs (multiples of 8 up to 256)
+N_VALUES = range(16, 257, 16)  # the kernel's BLOCK_N values (fp8_gemm_abi.h: multiples of 16 up to 256)
 TYPES = [  # (A is e5m2, B is e5m2) -> PTX type suffix
     ((False, False), "e4m3.e4m3"),
     ((False, True), "e4m3.e5m2"),
@@ -37,13 +37,20 @@ def main():
     w("namespace ptx {")
     w("")
     w("template <int N>")
-    w("struct WgmmaFp8;  // specialised below for every supported N")
+    w("struct WgmmaFp8;  // specialised below for every N the kernel uses")
+    w("")
+    # The type dispatch, shared by every N: ASM(types) is one N's asm statement for an A/B type suffix.
+    w("#define JDG_WGMMA_FP8_DISPATCH(ASM) \\")
+    for i, ((ae, be), t) in enumerate(TYPES):
+        kw = "if constexpr" if i == 0 else "} else if constexpr" if i < len(TYPES) - 1 else "} else"
+        cond = f" ({'' if ae else '!'}kAE5M2 && {'' if be else '!'}kBE5M2)" if i < len(TYPES) - 1 else ""
+        w(f"  {kw}{cond} {{ \\")
+        w(f'    ASM("{t}"); \\')
+    w("  }")
     w("")
     for n in N_VALUES:
         nreg = n // 2
         ops = [f'"+f"(d[{i}])' for i in range(nreg)]
-        w(f"template <>")
-        w(f"struct WgmmaFp8<{n}> {{")
         # The asm statement as a macro over the type suffix, so the long operand list is written once per N.
         reg_items = [f"%{i}" for i in range(nreg)]
         chunks = [reg_items[i:i + 16] for i in range(0, nreg, 16)]
@@ -62,23 +69,22 @@ def main():
             body.append(("      : " if li == 0 else "        ") + ol + ("," if li < len(op_lines) - 1 else ""))
         body.append('      : "l"(desc_a), "l"(desc_b), "r"(scale_d))')
         w(" \\\n".join(body))
+        w(f"template <>")
+        w(f"struct WgmmaFp8<{n}> {{")
         w(f"  template <bool kAE5M2, bool kBE5M2>")
         w(f"  static __device__ __forceinline__ void run(float (&d)[{nreg}], unsigned long long desc_a,")
         w(f"                                             unsigned long long desc_b, unsigned int scale_d) {{")
-        for i, ((ae, be), t) in enumerate(TYPES):
-            kw = "if constexpr" if i == 0 else "} else if constexpr" if i < len(TYPES) - 1 else "} else"
-            cond = f" (kAE5M2 == {str(ae).lower()} && kBE5M2 == {str(be).lower()})" if i < len(TYPES) - 1 else ""
-            w(f"    {kw}{cond} {{")
-            w(f'      JDG_WGMMA_FP8_N{n}("{t}");')
-        w(f"    }}")
+        w(f"    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N{n})")
         w(f"  }}")
-        w(f"#undef JDG_WGMMA_FP8_N{n}")
         w(f"}};")
+        w(f"#undef JDG_WGMMA_FP8_N{n}")
         w("")
+    w("#undef JDG_WGMMA_FP8_DISPATCH")
+    w("")
     w("template <int N, bool kAE5M2, bool kBE5M2>")
     w("__device__ __forceinline__ void wgmma_fp8(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,")
     w("                                          unsigned int scale_d) {")
-    w("  static_assert(N >= 8 && N <= 256 && N % 8 == 0, \"wgmma FP8 takes N in multiples of 8 up to 256\");")
+    w("  static_assert(N >= 16 && N <= 256 && N % 16 == 0, \"the kernel uses N in multiples of 16 up to 256\");")
     w("  WgmmaFp8<N>::template run<kAE5M2, kBE5M2>(d, desc_a, desc_b, scale_d);")
     w("}")
     w("")

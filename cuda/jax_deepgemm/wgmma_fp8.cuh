@@ -13,35 +13,19 @@ namespace jdg {
 namespace ptx {
 
 template <int N>
-struct WgmmaFp8;  // specialised below for every supported N
+struct WgmmaFp8;  // specialised below for every N the kernel uses
 
-template <>
-struct WgmmaFp8<8> {
-#define JDG_WGMMA_FP8_N8(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n8k32.f32." TYPES " " \
-      "{%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[4], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N8("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N8("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N8("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N8("e5m2.e5m2");
-    }
+#define JDG_WGMMA_FP8_DISPATCH(ASM) \
+  if constexpr (!kAE5M2 && !kBE5M2) { \
+    ASM("e4m3.e4m3"); \
+  } else if constexpr (!kAE5M2 && kBE5M2) { \
+    ASM("e4m3.e5m2"); \
+  } else if constexpr (kAE5M2 && !kBE5M2) { \
+    ASM("e5m2.e4m3"); \
+  } else { \
+    ASM("e5m2.e5m2"); \
   }
-#undef JDG_WGMMA_FP8_N8
-};
 
-template <>
-struct WgmmaFp8<16> {
 #define JDG_WGMMA_FP8_N16(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n" \
@@ -49,50 +33,16 @@ struct WgmmaFp8<16> {
       "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n" \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<16> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[8], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N16("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N16("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N16("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N16("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N16)
   }
+};
 #undef JDG_WGMMA_FP8_N16
-};
 
-template <>
-struct WgmmaFp8<24> {
-#define JDG_WGMMA_FP8_N24(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n24k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, %12, %13, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[12], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N24("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N24("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N24("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N24("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N24
-};
-
-template <>
-struct WgmmaFp8<32> {
 #define JDG_WGMMA_FP8_N32(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
@@ -101,52 +51,16 @@ struct WgmmaFp8<32> {
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<32> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[16], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N32("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N32("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N32("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N32("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N32)
   }
+};
 #undef JDG_WGMMA_FP8_N32
-};
 
-template <>
-struct WgmmaFp8<40> {
-#define JDG_WGMMA_FP8_N40(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %22, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n40k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19}, %20, %21, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[20], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N40("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N40("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N40("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N40("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N40
-};
-
-template <>
-struct WgmmaFp8<48> {
 #define JDG_WGMMA_FP8_N48(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n" \
@@ -157,53 +71,16 @@ struct WgmmaFp8<48> {
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<48> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[24], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N48("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N48("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N48("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N48("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N48)
   }
+};
 #undef JDG_WGMMA_FP8_N48
-};
 
-template <>
-struct WgmmaFp8<56> {
-#define JDG_WGMMA_FP8_N56(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %30, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n56k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, %28, %29, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[28], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N56("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N56("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N56("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N56("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N56
-};
-
-template <>
-struct WgmmaFp8<64> {
 #define JDG_WGMMA_FP8_N64(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
@@ -215,55 +92,16 @@ struct WgmmaFp8<64> {
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<64> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[32], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N64("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N64("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N64("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N64("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N64)
   }
+};
 #undef JDG_WGMMA_FP8_N64
-};
 
-template <>
-struct WgmmaFp8<72> {
-#define JDG_WGMMA_FP8_N72(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n72k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35}, %36, %37, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[36], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N72("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N72("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N72("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N72("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N72
-};
-
-template <>
-struct WgmmaFp8<80> {
 #define JDG_WGMMA_FP8_N80(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %42, 0;\n" \
@@ -277,56 +115,16 @@ struct WgmmaFp8<80> {
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
         "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<80> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[40], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N80("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N80("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N80("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N80("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N80)
   }
+};
 #undef JDG_WGMMA_FP8_N80
-};
 
-template <>
-struct WgmmaFp8<88> {
-#define JDG_WGMMA_FP8_N88(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %46, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n88k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43}, %44, %45, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[44], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N88("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N88("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N88("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N88("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N88
-};
-
-template <>
-struct WgmmaFp8<96> {
 #define JDG_WGMMA_FP8_N96(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
@@ -341,58 +139,16 @@ struct WgmmaFp8<96> {
         "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<96> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[48], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N96("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N96("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N96("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N96("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N96)
   }
+};
 #undef JDG_WGMMA_FP8_N96
-};
 
-template <>
-struct WgmmaFp8<104> {
-#define JDG_WGMMA_FP8_N104(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %54, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n104k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51}, %52, %53, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[52], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N104("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N104("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N104("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N104("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N104
-};
-
-template <>
-struct WgmmaFp8<112> {
 #define JDG_WGMMA_FP8_N112(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n" \
@@ -409,59 +165,16 @@ struct WgmmaFp8<112> {
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<112> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[56], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N112("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N112("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N112("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N112("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N112)
   }
+};
 #undef JDG_WGMMA_FP8_N112
-};
 
-template <>
-struct WgmmaFp8<120> {
-#define JDG_WGMMA_FP8_N120(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %62, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n120k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59}, %60, %61, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[60], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N120("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N120("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N120("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N120("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N120
-};
-
-template <>
-struct WgmmaFp8<128> {
 #define JDG_WGMMA_FP8_N128(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
@@ -479,61 +192,16 @@ struct WgmmaFp8<128> {
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<128> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[64], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N128("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N128("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N128("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N128("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N128)
   }
+};
 #undef JDG_WGMMA_FP8_N128
-};
 
-template <>
-struct WgmmaFp8<136> {
-#define JDG_WGMMA_FP8_N136(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n136k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67}, %68, %69, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[68], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N136("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N136("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N136("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N136("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N136
-};
-
-template <>
-struct WgmmaFp8<144> {
 #define JDG_WGMMA_FP8_N144(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\n" \
@@ -553,62 +221,16 @@ struct WgmmaFp8<144> {
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
         "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<144> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[72], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N144("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N144("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N144("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N144("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N144)
   }
+};
 #undef JDG_WGMMA_FP8_N144
-};
 
-template <>
-struct WgmmaFp8<152> {
-#define JDG_WGMMA_FP8_N152(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %78, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n152k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75}, %76, %77, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[76], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N152("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N152("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N152("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N152("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N152
-};
-
-template <>
-struct WgmmaFp8<160> {
 #define JDG_WGMMA_FP8_N160(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %82, 0;\n" \
@@ -629,64 +251,16 @@ struct WgmmaFp8<160> {
         "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<160> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[80], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N160("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N160("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N160("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N160("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N160)
   }
+};
 #undef JDG_WGMMA_FP8_N160
-};
 
-template <>
-struct WgmmaFp8<168> {
-#define JDG_WGMMA_FP8_N168(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %86, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n168k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83}, %84, %85, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[84], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N168("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N168("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N168("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N168("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N168
-};
-
-template <>
-struct WgmmaFp8<176> {
 #define JDG_WGMMA_FP8_N176(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n" \
@@ -709,65 +283,16 @@ struct WgmmaFp8<176> {
         "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<176> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[88], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N176("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N176("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N176("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N176("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N176)
   }
+};
 #undef JDG_WGMMA_FP8_N176
-};
 
-template <>
-struct WgmmaFp8<184> {
-#define JDG_WGMMA_FP8_N184(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %94, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n184k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91}, %92, %93, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[92], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N184("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N184("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N184("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N184("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N184
-};
-
-template <>
-struct WgmmaFp8<192> {
 #define JDG_WGMMA_FP8_N192(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" \
@@ -791,67 +316,16 @@ struct WgmmaFp8<192> {
         "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<192> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[96], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N192("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N192("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N192("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N192("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N192)
   }
+};
 #undef JDG_WGMMA_FP8_N192
-};
 
-template <>
-struct WgmmaFp8<200> {
-#define JDG_WGMMA_FP8_N200(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %102, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n200k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-      "%96, %97, %98, %99}, %100, %101, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[100], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N200("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N200("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N200("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N200("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N200
-};
-
-template <>
-struct WgmmaFp8<208> {
 #define JDG_WGMMA_FP8_N208(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %106, 0;\n" \
@@ -877,68 +351,16 @@ struct WgmmaFp8<208> {
         "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
         "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<208> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[104], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N208("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N208("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N208("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N208("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N208)
   }
+};
 #undef JDG_WGMMA_FP8_N208
-};
 
-template <>
-struct WgmmaFp8<216> {
-#define JDG_WGMMA_FP8_N216(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %110, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n216k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107}, %108, %109, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[108], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N216("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N216("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N216("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N216("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N216
-};
-
-template <>
-struct WgmmaFp8<224> {
 #define JDG_WGMMA_FP8_N224(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %114, 0;\n" \
@@ -965,70 +387,16 @@ struct WgmmaFp8<224> {
         "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<224> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[112], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N224("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N224("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N224("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N224("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N224)
   }
+};
 #undef JDG_WGMMA_FP8_N224
-};
 
-template <>
-struct WgmmaFp8<232> {
-#define JDG_WGMMA_FP8_N232(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %118, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n232k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-      "%112, %113, %114, %115}, %116, %117, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[116], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N232("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N232("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N232("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N232("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N232
-};
-
-template <>
-struct WgmmaFp8<240> {
 #define JDG_WGMMA_FP8_N240(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %122, 0;\n" \
@@ -1057,71 +425,16 @@ struct WgmmaFp8<240> {
         "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<240> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[120], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N240("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N240("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N240("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N240("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N240)
   }
+};
 #undef JDG_WGMMA_FP8_N240
-};
 
-template <>
-struct WgmmaFp8<248> {
-#define JDG_WGMMA_FP8_N248(TYPES) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %126, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n248k32.f32." TYPES " " \
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123}, %124, %125, p, 1, 1;\n}\n" \
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
-        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
-        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
-        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
-        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
-        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
-        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
-        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
-        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]) \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-  template <bool kAE5M2, bool kBE5M2>
-  static __device__ __forceinline__ void run(float (&d)[124], unsigned long long desc_a,
-                                             unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N248("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N248("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N248("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N248("e5m2.e5m2");
-    }
-  }
-#undef JDG_WGMMA_FP8_N248
-};
-
-template <>
-struct WgmmaFp8<256> {
 #define JDG_WGMMA_FP8_N256(TYPES) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
@@ -1151,26 +464,22 @@ struct WgmmaFp8<256> {
         "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+template <>
+struct WgmmaFp8<256> {
   template <bool kAE5M2, bool kBE5M2>
   static __device__ __forceinline__ void run(float (&d)[128], unsigned long long desc_a,
                                              unsigned long long desc_b, unsigned int scale_d) {
-    if constexpr (kAE5M2 == false && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N256("e4m3.e4m3");
-    } else if constexpr (kAE5M2 == false && kBE5M2 == true) {
-      JDG_WGMMA_FP8_N256("e4m3.e5m2");
-    } else if constexpr (kAE5M2 == true && kBE5M2 == false) {
-      JDG_WGMMA_FP8_N256("e5m2.e4m3");
-    } else {
-      JDG_WGMMA_FP8_N256("e5m2.e5m2");
-    }
+    JDG_WGMMA_FP8_DISPATCH(JDG_WGMMA_FP8_N256)
   }
-#undef JDG_WGMMA_FP8_N256
 };
+#undef JDG_WGMMA_FP8_N256
+
+#undef JDG_WGMMA_FP8_DISPATCH
 
 template <int N, bool kAE5M2, bool kBE5M2>
 __device__ __forceinline__ void wgmma_fp8(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                           unsigned int scale_d) {
-  static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma FP8 takes N in multiples of 8 up to 256");
+  static_assert(N >= 16 && N <= 256 && N % 16 == 0, "the kernel uses N in multiples of 16 up to 256");
   WgmmaFp8<N>::template run<kAE5M2, kBE5M2>(d, desc_a, desc_b, scale_d);
 }
 

@@ -102,3 +102,5 @@ def test_warmup_compiles_the_grouped_kernels(tmp_path):
     assert r.stdout.count("k_grouped") >= 2 and "_c2 " in r.stdout  # with and without C
     bad = run_cli("warmup", "--masked", "2,512,256", timeout=60)
     assert bad.returncode == 2 and "--masked takes 5" in bad.stderr
+    bad = run_cli("warmup", "--k-grouped", "2,64,64,100", timeout=60)  # K not a multiple of 128: no kernel takes it
+    assert bad.returncode == 2 and "warmup: jdg_fp8_gemm: k must be" in bad.stderr and "Traceback" not in bad.stderr

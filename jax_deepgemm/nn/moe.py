@@ -20,7 +20,7 @@ def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=No
     forward and backward (`ragged_dot`); fp8=False computes the same layer with jax.lax.ragged_dot in x.dtype.
 
     With `mesh` and `axis_name`, the layer runs expert-parallel over that mesh axis (see `expert_parallel`):
-    tokens and experts split over its devices, tokens exchanged with all_to_all; the same result as on one device.
+    tokens and experts split over its devices, tokens exchanged with all_to_all; the same FP8 math as on one device.
     `capacity_factor` (expert-parallel only; None: never drop) bounds the rows one device sends another."""
     if mesh is not None or axis_name is not None:
         if mesh is None or axis_name is None:

@@ -52,10 +52,15 @@ bool print_compiler_command() { return flag("DG_JIT_PRINT_COMPILER_COMMAND"); }
 bool print_configs() { return flag("DG_PRINT_CONFIGS"); }
 bool poison_outputs() { return flag("DG_POISON_OUTPUTS"); }
 
-int tune_block_n() {
-  std::optional<std::string> value = get("DG_TUNE_BLOCK_N");
-  if (!value || value->size() > 4 || !std::all_of(value->begin(), value->end(), ::isdigit)) return 0;
+namespace {
+int positive_int(const char* name) {
+  std::optional<std::string> value = get(name);
+  if (!value || value->empty() || value->size() > 4 || !std::all_of(value->begin(), value->end(), ::isdigit)) return 0;
   return std::stoi(*value);
 }
+}  // namespace
+
+int tune_block_m() { return positive_int("DG_TUNE_BLOCK_M"); }
+int tune_block_n() { return positive_int("DG_TUNE_BLOCK_N"); }
 
 }  // namespace jdg::env

@@ -10,8 +10,8 @@
 //   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
 //   DG_POISON_OUTPUTS              (tests) fill every kernel output with NaN bytes before the launch, so that an
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
-//   DG_TUNE_BLOCK_N                (tuning) the only BLOCK_N the heuristics may pick, when the kernel supports it
-//                                  and it fits; for benchmark sweeps of the configuration model
+//   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel
+//                                  supports it and it fits; for benchmark sweeps of the configuration model
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -35,6 +35,7 @@ bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
 bool poison_outputs();                // DG_POISON_OUTPUTS
-int tune_block_n();                   // DG_TUNE_BLOCK_N, 0 when unset or not a positive integer
+int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a positive integer
+int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 
 }  // namespace jdg::env

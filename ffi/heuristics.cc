@@ -2,27 +2,32 @@
 //
 // The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs, one per SM, each walking over output tiles
 // of BLOCK_M x BLOCK_N. Every tile streams its whole K extent (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through
-// the shared-memory pipeline. At a fixed BLOCK_M a tile costs about BLOCK_N + kTileOverhead time units: its wgmmas
-// and its promotion scale with BLOCK_N, while streaming A's BLOCK_M x K bytes, the pipeline's start and the epilogue
-// add a part that does not (kTileOverhead = 64 fits the H200 sweep of benchmarks/NOTES.md, 3). The run takes about
-//     waves x (BLOCK_N + kTileOverhead),   waves = ceil(tiles / num_sms)
+// the shared-memory pipeline. A 128-row tile costs about BLOCK_N + kTileOverhead time units: its wgmmas and its
+// promotion scale with BLOCK_N, while streaming A's BLOCK_M x K bytes, the pipeline's start and the epilogue add a
+// part that does not (kTileOverhead = 64 fits the H200 sweep of benchmarks/NOTES.md, 3); a 256-row tile does twice
+// the work for the same overhead. The run takes about
+//     waves x (BLOCK_N x BLOCK_M / 128 + kTileOverhead),   waves = ceil(tiles / num_sms)
 // We therefore
-//   1. fix BLOCK_M by M: 64 when M <= 64 (one consumer warpgroup, no wasted rows), else 128 (two consumer
-//      warpgroups, twice the reuse of every B tile);
-//   2. over the BLOCK_N candidates, minimise waves x (BLOCK_N + kTileOverhead);
+//   1. take BLOCK_M 64 when M <= 64 (one consumer warpgroup, no wasted rows), 128 when M <= 128 (two consumer
+//      warpgroups, twice the reuse of every B tile), else the better of 128 and 256 (each warpgroup two 64-row
+//      waves: every B tile serves 256 rows, a quarter fewer operand bytes per FLOP);
+//   2. over the (BLOCK_M, BLOCK_N) candidates, minimise the cost above;
 //   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
-// scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176. With
+// scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
+// 256 keeps one scaled sum per wave, three sets, so its cap is 128. With
 // 128x128 B scales, a width that makes tiles straddle 128-column scale blocks pays a scale selection per 8 columns
 // in every promotion; measured on an H200 (benchmarks/NOTES.md, 3), 144 and 176 ran 10-20% slower than 128 and 192
 // on the same shapes, so the candidates are the widths dividing 128 and 160, 192 (at most two scale blocks, split
-// at a multiple of 32). DG_TUNE_BLOCK_N forces one width (any supported one), for sweeps.
+// at a multiple of 32). DG_TUNE_BLOCK_M / DG_TUNE_BLOCK_N force one BLOCK_M / width (any supported one, in every
+// mode), for sweeps and for testing every configuration.
 // Grouped GEMMs use the same model with the tiles they are expected to have: each group's rows
 //     r = M / G (contiguous, ragged: the rows spread evenly) or expected_m (masked)
-// choose BLOCK_M (64 when r <= 64) and give G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its
-// groups being runs of whole blocks); the grid comes from the static bound fp8_gemm_max_tiles, never from r.
+// choose BLOCK_M as M does for dense (contiguous: 64 or 128 only, its experts' runs being 128-row aligned) and give
+// G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its groups being runs of whole blocks); the grid
+// comes from the static bound fp8_gemm_max_tiles, never from r.
 // K-grouped: G full M x N grids whose tiles stream about K / G each.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is all a
@@ -45,23 +50,26 @@ namespace {
 
 constexpr int kMaxBlockN = 192;          // 128x128 B scales
 constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
+constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 8;
 constexpr int kMinStages = 2;
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct text.
+// `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct line (a
+// DG_TUNE_* change gives a new one).
 void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   static std::mutex mutex;
   static auto* printed = new std::set<std::string>();
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
+                "grid=%d\n",
+                problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
+                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.grid);
   std::lock_guard<std::mutex> lock(mutex);
-  if (!printed->insert(problem).second) return;
-  std::fprintf(stderr,
-               "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-               "grid=%d\n",
-               problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
-               static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.grid);
+  if (printed->insert(line).second) std::fputs(line, stderr);
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -79,16 +87,17 @@ void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k,
 // 128x128 B scales: widths whose tiles need no per-chunk scale selection, or a cheap one (see the model).
 bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 160 || block_n == 192; }
 
-// The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks; fills
-// everything but grid.
-Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, int num_sms,
-                     bool b_scale_per_row) {
+// The model's cost of a configuration (see the top of the file).
+std::int64_t cost_of(const Fp8GemmConfig& c) { return c.waves * (c.block_n * c.block_m / 128 + kTileOverhead); }
+
+// The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks, as a
+// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid.
+void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, int num_sms, bool b_scale_per_row,
+            Fp8GemmConfig& best, std::int64_t& best_last_wave) {
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
 
-  Fp8GemmConfig best;
-  std::int64_t best_last_wave = -1;
-  const int max_block_n = b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
+  const int max_block_n = block_m > 128 ? kMaxBlockNTwoWaves : b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
   const int forced = env::tune_block_n();
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
     if (!fp8_gemm_block_n_supported(block_n)) continue;
@@ -101,28 +110,48 @@ Fp8GemmConfig choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::in
       }
     if (stages < std::min(kMinStages, stage_cap)) continue;
 
-    const std::int64_t tiles = m_blocks * ceil_div(n, block_n);
-    const std::int64_t waves = ceil_div(tiles, num_sms);
-    const std::int64_t last_wave = tiles - (waves - 1) * num_sms;
-    const std::int64_t cost = waves * (block_n + kTileOverhead);
-    const std::int64_t best_cost = best.waves * (best.block_n + kTileOverhead);
+    Fp8GemmConfig c;
+    c.block_m = block_m;
+    c.block_n = block_n;
+    c.stages = stages;
+    c.tiles = m_blocks * ceil_div(n, block_n);
+    c.waves = ceil_div(c.tiles, num_sms);
+    const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
+    const std::int64_t cost = cost_of(c), best_cost = cost_of(best);
     bool better = best.block_n == 0 || cost < best_cost ||
                   (cost == best_cost && last_wave > best_last_wave) ||
                   (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
     if (!better) continue;
-    best.block_m = block_m;
-    best.block_n = block_n;
-    best.stages = stages;
-    best.tiles = tiles;
-    best.waves = waves;
+    c.num_threads = fp8_gemm_num_threads(block_m);
+    c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, b_scale_per_row);
+    best = c;
     best_last_wave = last_wave;
   }
-  if (best.block_n == 0 && forced > 0)
-    throw std::invalid_argument("DG_TUNE_BLOCK_N=" + std::to_string(forced) + " is not a BLOCK_N the kernel can use "
-                                "here (a multiple of 16 up to " + std::to_string(max_block_n) + " that fits)");
+}
+
+// Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
+template <typename MBlocks>
+Fp8GemmConfig choose_all(std::int64_t rows, bool allow_256, MBlocks m_blocks_of, std::int64_t n, std::int64_t k,
+                         int num_sms, bool b_scale_per_row) {
+  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && allow_256 ? 256 : 0};
+  const int forced_m = env::tune_block_m();
+  if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
+    throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
+                                "supports (64, 128 or 256)");
+  Fp8GemmConfig best;
+  std::int64_t best_last_wave = -1;
+  if (forced_m > 0) {
+    choose(forced_m, m_blocks_of(forced_m), n, k, num_sms, b_scale_per_row, best, best_last_wave);
+  } else {
+    for (int block_m : candidates)
+      if (block_m > 0) choose(block_m, m_blocks_of(block_m), n, k, num_sms, b_scale_per_row, best, best_last_wave);
+  }
+  const int forced_n = env::tune_block_n();
+  if (best.block_n == 0 && forced_n > 0)
+    throw std::invalid_argument("DG_TUNE_BLOCK_N=" + std::to_string(forced_n) + " is not a BLOCK_N the kernel can "
+                                "use here (a multiple of 16 up to 192, 176 with per-row B scales, 128 at BLOCK_M "
+                                "256, that fits)");
   if (best.block_n == 0) throw std::logic_error("select_fp8_gemm_config: no BLOCK_N candidate fits shared memory");
-  best.num_threads = fp8_gemm_num_threads(best.block_m);
-  best.smem_bytes = fp8_gemm_smem_bytes(best.block_m, best.block_n, best.stages, b_scale_per_row);
   return best;
 }
 
@@ -132,8 +161,8 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
                                      bool b_scale_per_row) {
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  const int block_m = rows <= 64 ? 64 : 128;
-  Fp8GemmConfig best = choose(block_m, ceil_div(rows, block_m), n, k, num_sms, b_scale_per_row);
+  Fp8GemmConfig best = choose_all(
+      rows, true, [&](int block_m) { return ceil_div(rows, block_m); }, n, k, num_sms, b_scale_per_row);
   best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? best.tiles : 0));
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
@@ -152,12 +181,14 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   std::int64_t per_group = ceil_div(rows, g);
   if (mode == kFp8GemmMasked) per_group = expected_m > 0 ? std::min(expected_m, rows) : rows;
   if (mode == kFp8GemmKGrouped) per_group = rows;
-  const int block_m = per_group <= 64 ? 64 : 128;
-  std::int64_t m_blocks = g * ceil_div(per_group, block_m);
-  if (mode == kFp8GemmContiguous) m_blocks = ceil_div(rows, block_m);
-  if (mode == kFp8GemmRagged) m_blocks = std::min(m_blocks, ceil_div(rows, block_m) + g);
+  auto m_blocks_of = [&](int block_m) {
+    if (mode == kFp8GemmContiguous) return ceil_div(rows, block_m);
+    const std::int64_t blocks = g * ceil_div(per_group, block_m);
+    return mode == kFp8GemmRagged ? std::min(blocks, ceil_div(rows, block_m) + g) : blocks;
+  };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
-  Fp8GemmConfig best = choose(block_m, m_blocks, n, k_per_tile, num_sms, b_scale_per_row);
+  Fp8GemmConfig best =
+      choose_all(per_group, mode != kFp8GemmContiguous, m_blocks_of, n, k_per_tile, num_sms, b_scale_per_row);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? bound : 0));
   if (env::print_configs()) {

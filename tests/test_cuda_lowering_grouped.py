@@ -122,7 +122,7 @@ def test_grouped_configs_respect_static_bounds(grouping):
         m_blocks = -(-m // c["block_m"])
         bound = {"contiguous": m_blocks, "ragged": m_blocks + g, "masked": g * m_blocks}[grouping]
         assert 1 <= c["grid"] <= min(132, bound * -(-n // c["block_n"]))
-        assert c["block_m"] in (64, 128) and c["block_n"] % 16 == 0
+        assert c["block_m"] in ((64, 128) if grouping == "contiguous" else (64, 128, 256)) and c["block_n"] % 16 == 0
     # small groups pick 64-row tiles
     assert _ext.select_fp8_gemm_config(4096, 4096, 7168, 132, grouping="masked", num_groups=4,
                                        expected_m=32)["block_m"] == 64
@@ -181,7 +181,7 @@ def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatc
     dense = _ext.compile_fp8_gemm("sm_90a", 256, 512, 256, 132)
     assert "GROUPED" not in dense["source"] and not any(x in dense["kernel"] for x in ("contiguous", "ragged",
                                                                                         "masked"))
-    np.testing.assert_equal(r["config"]["num_threads"], 128 + r["config"]["block_m"] * 2)
+    np.testing.assert_equal(r["config"]["num_threads"], 128 + 128 * min(r["config"]["block_m"] // 64, 2))
 
 
 @pytest.mark.parametrize("with_c", [False, True])
@@ -216,3 +216,28 @@ def test_tune_block_n_restricts_the_heuristic(monkeypatch):
         _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "wide")  # not a number: ignored
     assert _ext.select_fp8_gemm_config(4096, 7168, 16384, 132) == default
+
+
+@needs_ext
+def test_tune_block_m_forces_any_supported_block_m(monkeypatch):
+    for forced in (64, 128, 256):
+        monkeypatch.setenv("DG_TUNE_BLOCK_M", str(forced))
+        assert _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)["block_m"] == forced
+        c = _ext.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)
+        assert c["block_m"] == forced  # the search never picks 256 for contiguous; forcing does
+        assert c["num_threads"] == (256 if forced == 64 else 384)
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "96")
+    with pytest.raises(ValueError, match="DG_TUNE_BLOCK_M=96"):
+        _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "160")  # 256-row tiles keep three accumulator sets: 128 columns at most
+    with pytest.raises(ValueError, match="DG_TUNE_BLOCK_N=160"):
+        _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+
+
+@needs_ext
+def test_large_m_picks_256_row_tiles_where_the_model_says():
+    c = _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert (c["block_m"], c["block_n"], c["num_threads"]) == (256, 128, 384)
+    assert _ext.select_fp8_gemm_config(128, 7168, 16384, 132)["block_m"] == 128  # no 256 at M <= 128
+    assert _ext.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["block_m"] == 128

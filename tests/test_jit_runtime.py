@@ -71,27 +71,30 @@ SMEM_LIMIT = 232448
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
 def test_heuristic(m, n, k, num_sms):
     c = _C.select_fp8_gemm_config(m, n, k, num_sms)
-    assert c["block_m"] == (64 if m <= 64 else 128)
-    assert c["block_n"] % 16 == 0 and 16 <= c["block_n"] <= 256
+    assert c["block_m"] in ((64,) if m <= 64 else (128,) if m <= 128 else (128, 256))
+    assert c["block_n"] % 16 == 0 and 16 <= c["block_n"] <= (128 if c["block_m"] == 256 else 256)
     kb = -(-k // 128)
     assert 1 <= c["stages"] <= min(8, kb + 1)
     assert c["smem_bytes"] <= SMEM_LIMIT
-    assert c["num_threads"] == 128 + 128 * (c["block_m"] // 64)
+    assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
     assert c["grid"] == min(num_sms, tiles)
-    # No other candidate has a lower modelled cost, waves x (BLOCK_N + 64) (ffi/heuristics.cc): the widths dividing
-    # 128, and 160, 192.
-    cost = c["waves"] * (c["block_n"] + 64)
-    for bn in (16, 32, 64, 128, 160, 192):
-        other = -(-m // c["block_m"]) * -(-n // bn)
-        assert -(-other // num_sms) * (bn + 64) >= cost, bn
+    # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
+    # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
+    def cost(bm, bn):
+        return -(-(-(-m // bm) * -(-n // bn)) // num_sms) * (bn * bm // 128 + 64)
+
+    for bm in {c["block_m"], 128 if m > 64 else 64, 256 if m > 128 else 64}:
+        for bn in (16, 32, 64, 128, 160, 192):
+            if bm < 256 or bn <= 128:
+                assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
 
 
 def test_heuristic_per_row_scale_cap():
-    # Per-row (1x128) B scales cost the kernel registers: BLOCK_N stays at or below 176.
-    assert _C.select_fp8_gemm_config(4096, 768, 1024, 4)["block_n"] == 192
-    assert _C.select_fp8_gemm_config(4096, 768, 1024, 4, b_scale_per_row=True)["block_n"] <= 176
+    # Per-row (1x128) B scales cost the kernel registers: BLOCK_N stays at or below 176 (M = 128: 128-row tiles).
+    assert _C.select_fp8_gemm_config(128, 768, 1024, 4)["block_n"] == 192
+    assert _C.select_fp8_gemm_config(128, 768, 1024, 4, b_scale_per_row=True)["block_n"] <= 176
 
 
 def test_heuristic_examples():
@@ -99,9 +102,9 @@ def test_heuristic_examples():
     # straddle 128-column scale blocks, any width below 128 needs two waves.
     c = _C.select_fp8_gemm_config(256, 7168, 2048, 132)
     assert (c["block_m"], c["block_n"], c["waves"], c["grid"]) == (128, 128, 1, 112)
-    # M=4096, N=4096: 128-wide tiles (8 waves) beat 192 (6 waves of 1.5x longer tiles) on the fuller last wave.
+    # M=4096, N=4096: 256x128 tiles (4 waves, cost 4 x 320) beat 128x128 (8 x 192) and 128x192 (6 x 256).
     c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132)
-    assert (c["block_n"], c["waves"]) == (128, 8)
+    assert (c["block_m"], c["block_n"], c["waves"]) == (256, 128, 4)
     # Small M fills the SMs with narrow tiles.
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
     assert (c["block_m"], c["block_n"], c["tiles"]) == (64, 16, 132)

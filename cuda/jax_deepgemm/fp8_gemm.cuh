@@ -7,9 +7,11 @@
 // contract with the host (macros, kernel signature, tensor maps, launch rules, shared-memory size).
 //
 // Structure (one CTA per SM, persistent):
-//   warpgroups 0 .. BLOCK_M/64 - 1   consumers ("math"): each owns 64 rows of the tile and runs the wgmmas,
-//                                    the per-K-block promotion and the epilogue
-//   warpgroup BLOCK_M/64             producer: one elected thread issues all TMA loads
+//   warpgroups 0 .. W - 1   consumers ("math", W = 1 for BLOCK_M 64, else 2): each owns BLOCK_M / W rows of the
+//                           tile as one or two 64-row *waves* and runs the wgmmas, the per-K-block promotion and
+//                           the epilogue. BLOCK_M 256 (two waves per warpgroup, one shared wgmma accumulator)
+//                           reads each B tile for 256 rows: a quarter fewer operand bytes per FLOP than 128
+//   warpgroup W             producer: one elected thread issues all TMA loads
 // connected by a ring of JDG_STAGES shared-memory stages (A tile BLOCK_M x 128 B, B tile BLOCK_N x 128 B), each with
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
@@ -87,8 +89,9 @@ constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of 
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
 constexpr int kNumScaleNBlocks = (kN + 127) / 128;         // nb: rows of the 128x128 B-scale grid
 
-constexpr int kNumMathWarpgroups = kBlockM / 64;
+constexpr int kNumMathWarpgroups = fp8_gemm_math_warpgroups(kBlockM);
 constexpr int kNumMathThreads = 128 * kNumMathWarpgroups;
+constexpr int kWaves = kBlockM / 64 / kNumMathWarpgroups;  // 64-row wgmma waves per consumer warpgroup (1 or 2)
 constexpr int kNumThreads = fp8_gemm_num_threads(kBlockM);
 
 // Shared memory, carved as fp8_gemm_smem_bytes() describes (every part 1024-byte aligned: the 128-byte swizzle
@@ -96,6 +99,9 @@ constexpr int kNumThreads = fp8_gemm_num_threads(kBlockM);
 constexpr int kSmemABytes = kBlockM * kBlockK;  // one stage of A
 constexpr int kSmemBBytes = kBlockN * kBlockK;  // one stage of B
 constexpr int kSmemSABytes = fp8_gemm_sa_stage_bytes(kBlockM);                 // one stage of A scales
+constexpr int kSABoxes = fp8_gemm_sa_boxes(kBlockM);                           // A-scale boxes per stage
+constexpr int kSABoxRows = kBlockM / kSABoxes;                                 // tile rows per A-scale box
+constexpr int kSASlotFloats = fp8_gemm_sa_slot_bytes(kBlockM) / 4;            // one box's slot
 constexpr int kSmemSBBytes = fp8_gemm_sb_stage_bytes(kBlockN, kBScalePerRow);  // one stage of per-row B scales
 constexpr int kSmemBOffset = fp8_gemm_align(kStages * kSmemABytes, 1024);
 constexpr int kSmemSAOffset = kSmemBOffset + fp8_gemm_align(kStages * kSmemBBytes, 1024);
@@ -104,10 +110,10 @@ constexpr int kSmemBarOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBB
 constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow);
 // Bytes one stage receives: full boxes, OOB zero fill included.
 constexpr unsigned int kStageTxBytes =
-    kSmemABytes + kSmemBBytes + fp8_gemm_sa_box(kBlockM) * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
+    kSmemABytes + kSmemBBytes + kSABoxes * fp8_gemm_sa_box(kBlockM) * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
 
-// Register split (setmaxnreg): the producer thread needs few registers; the consumers hold two BLOCK_N/2 float
-// arrays (wgmma accumulator + promoted result). The pool is 64K registers per SM (per CTA here); at entry every
+// Register split (setmaxnreg): the producer thread needs few registers; the consumers hold 1 + kWaves BLOCK_N/2
+// float arrays (wgmma accumulator + promoted result per wave). The pool is 64K registers per SM (per CTA here); at entry every
 // warp holds the count ptxas chose: 168 for 384 threads (65536 / 384 rounded down to a multiple of 8), or the
 // consumers' count for 256 threads (ptxas then compiles the whole kernel at it). 40 x 128 + 232 x 256 = 64512 fits.
 constexpr int kProducerRegs = 40;
@@ -126,7 +132,8 @@ constexpr int kNumChunks = kBlockN / 8;
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 constexpr int kMaxBScaleBlocks = (128 - gcd(kBlockN, 128) + kBlockN - 1) / 128 + 1;
 
-static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64 or 128");
+static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64, 128 or 256");
+static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 0, "");
 static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple of 16 in [16, 256]");
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
@@ -509,7 +516,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
               ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
               ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
-              ptx::tma_load_2d(smem_sa + stage * kSmemSABytes, &tensor_map_sa, full, tile.row0 & ~3, kb);
+#pragma unroll
+              for (int box = 0; box < kSABoxes; ++box)
+                ptx::tma_load_2d(smem_sa + stage * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
+                                 (tile.row0 & ~3) + box * kSABoxRows, kb);
               if constexpr (kBScalePerRow)
                 ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
                                  group * kNumKBlocks + kb);
@@ -526,50 +536,60 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== consumers ========================================
     ptx::setmaxnreg_inc<kMathRegs>();
 
-    // This thread's two accumulator rows inside the tile (fragment layout: row 16*warp + lane/4 (+8)) and its
-    // first column inside each 8-column chunk (2*(lane%4), plus 0 and 1).
-    const int tile_row0 = warpgroup * 64 + (warp % 4) * 16 + lane / 4;
-    const int tile_row1 = tile_row0 + 8;
+    // This thread's rows inside the tile: in wave v, rows wave_row0[v] and wave_row0[v] + 8 (wgmma fragment layout:
+    // row 16 * warp + lane / 4 (+8) of the wave's 64), and its first column inside each 8-column chunk
+    // (2 * (lane % 4), plus 0 and 1). Wave v of warpgroup w is the tile's 64-row sub-block w * kWaves + v.
+    int wave_row0[kWaves];
+#pragma unroll
+    for (int v = 0; v < kWaves; ++v) wave_row0[v] = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + lane / 4;
     const int chunk_col = 2 * (lane % 4);
-    const unsigned int a_wg_offset = warpgroup * 64 * kBlockK;  // this warpgroup's 64 rows of the A tile
 
-    float acc[kAccRegs];  // tensor-core accumulator of one 128-wide K block
-    float out[kAccRegs];  // promoted FP32 result of the tile
+    float acc[kAccRegs];          // tensor-core accumulator of one 128-wide K block (shared by the waves)
+    float out[kWaves][kAccRegs];  // promoted FP32 result of the tile, per wave
 
     int stage = 0;
     unsigned int phase = 0;
     for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
       const int n0 = tile.n_block * kBlockN;
-      const int d_row0 = tile.d_row0 + tile_row0;  // rows of C and D
-      const int d_row1 = tile.d_row0 + tile_row1;
 
 #pragma unroll
-      for (int i = 0; i < kAccRegs; ++i) out[i] = 0.0f;
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int i = 0; i < kAccRegs; ++i) out[v][i] = 0.0f;
 
-
-      int ids[kIdSlots] = {};     // contiguous: the tile's expert ids (as next_expert wants them)
-      int id0 = 0, id1 = 0;       // contiguous: the experts of this thread's two rows
+      int ids[kIdSlots] = {};            // contiguous: the tile's expert ids (as next_expert wants them)
+      int id0[kWaves] = {}, id1[kWaves] = {};  // contiguous: the experts of this thread's two rows per wave
       if constexpr (kContiguous) {
         load_tile_experts(args, tile, lane, ids);
-        id0 = row_expert(args, tile, tile_row0);
-        id1 = row_expert(args, tile, tile_row1);
+#pragma unroll
+        for (int v = 0; v < kWaves; ++v) {
+          id0[v] = row_expert(args, tile, wave_row0[v]);
+          id1[v] = row_expert(args, tile, wave_row0[v] + 8);
+        }
       }
 
       for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
-        // Which of this warpgroup's rows take the pass. Uniform over the warpgroup (wgmma is warpgroup-wide):
-        // every warp computes it from the same data.
-        bool active, keep0 = true, keep1 = true, all_rows = true;
-        if constexpr (kContiguous) {
-          bool mine = false;  // slots 2w and 2w + 1 hold the rows of warpgroup w
+        // Which waves take the pass, and which of this thread's rows. `active` is uniform over the warpgroup
+        // (wgmma is warpgroup-wide): every warp computes it from the same data.
+        bool active[kWaves], keep0[kWaves], keep1[kWaves], all_rows[kWaves];
+        bool any_active = false;
 #pragma unroll
-          for (int s = 0; s < kIdSlots; ++s)
-            if (s / 2 == warpgroup) mine |= ids[s] == group;
-          active = ptx::vote_any(mine);
-          keep0 = id0 == group;
-          keep1 = id1 == group;
-          all_rows = ptx::vote_all(keep0 && keep1);
-        } else {
-          active = warpgroup * 64 < tile.rows;  // masked / ragged / M tail: skip rows that are not stored
+        for (int v = 0; v < kWaves; ++v) {
+          const int sub = warpgroup * kWaves + v;  // slots 2 * sub and 2 * sub + 1 hold its rows' ids
+          keep0[v] = keep1[v] = all_rows[v] = true;
+          if constexpr (kContiguous) {
+            bool mine = false;
+#pragma unroll
+            for (int s = 0; s < kIdSlots; ++s)
+              if (s / 2 == sub) mine |= ids[s] == group;
+            active[v] = ptx::vote_any(mine);
+            keep0[v] = id0[v] == group;
+            keep1[v] = id1[v] == group;
+            all_rows[v] = ptx::vote_all(keep0[v] && keep1[v]);
+          } else {
+            active[v] = sub * 64 < tile.rows;  // masked / ragged / M tail: skip rows that are not stored
+          }
+          any_active |= active[v];
         }
 
         const float* b_scale = args.b_scale + (long long)group * kNumScaleNBlocks * kNumKBlocks;  // 128x128 only
@@ -581,11 +601,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
 
         for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
-          if (!active) {
+          const unsigned int empty = empty_bars + 8 * stage;
+          if (!any_active) {
             // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
             // below counts for this round of the empty barrier, not the previous one), then release it.
             ptx::mbarrier_wait(full_bars + 8 * stage, phase);
-            if (lane == 0) ptx::mbarrier_arrive(empty_bars + 8 * stage);
+            if (lane == 0) ptx::mbarrier_arrive(empty);
             if (++stage == kStages) {
               stage = 0;
               phase ^= 1u;
@@ -601,51 +622,62 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
           // Wait for the stage's TMA bytes (tiles and scales).
           ptx::mbarrier_wait(full_bars + 8 * stage, phase);
-          const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);  // see the producer
-          const float sa0 = sa_stage[tile_row0];
-          const float sa1 = sa_stage[tile_row1];
+          // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
+          const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
           const Float2* col_scales = sb_stages + stage * (kSmemSBBytes / 8) + chunk_col / 2;
-
-          // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the tensor-core
-          // accumulator restarts at zero every K block (the promotion below does the long accumulation in FP32).
-          const unsigned long long desc_a = ptx::make_smem_desc_sw128(smem_a + stage * kSmemABytes + a_wg_offset);
           const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + stage * kSmemBBytes);
-          ptx::fence_operands(acc);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int k = 0; k < kBlockK / 32; ++k) {
-            // k * 32 bytes further along the swizzled row = + 2k in the descriptor's (address >> 4) field.
-            ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
-          }
-          ptx::wgmma_commit_group();
-          ptx::wgmma_wait_group<0>();
-          ptx::fence_operands(acc);
 
-          // The wgmmas of this warp finished reading the stage: release it (one arrival per warp), unless the
-          // promotion still reads its per-row B scales.
-          const unsigned int empty = empty_bars + 8 * stage;
-          if (!kBScalePerRow && lane == 0) ptx::mbarrier_arrive(empty);
+#pragma unroll
+          for (int v = 0; v < kWaves; ++v) {
+            if (active[v]) {
+              const int r0 = wave_row0[v], box = r0 / kSABoxRows;
+              const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+              const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+              // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the
+              // tensor-core accumulator restarts at zero every K block (the promotion below does the long
+              // accumulation in FP32).
+              const unsigned long long desc_a = ptx::make_smem_desc_sw128(
+                  smem_a + stage * kSmemABytes + (warpgroup * kWaves + v) * 64 * kBlockK);
+              ptx::fence_operands(acc);
+              ptx::wgmma_fence();
+#pragma unroll
+              for (int k = 0; k < kBlockK / 32; ++k) {
+                // k * 32 bytes further along the swizzled row = + 2k in the descriptor's (address >> 4) field.
+                ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
+              }
+              ptx::wgmma_commit_group();
+              ptx::wgmma_wait_group<0>();
+              ptx::fence_operands(acc);
+              // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
+              // warp), unless the promotion still reads its per-row B scales.
+              if (!kBScalePerRow && v == kWaves - 1 && lane == 0) ptx::mbarrier_arrive(empty);
+
+              // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
+              // Only a contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
+              if constexpr (kBScalePerRow) {
+                if (kContiguous && !all_rows[v]) {
+                  promote_per_row<kContiguous>(out[v], acc, col_scales, sa0, sa1, keep0[v], keep1[v]);
+                } else {
+                  promote_per_row<false>(out[v], acc, col_scales, sa0, sa1, true, true);
+                }
+              } else {
+                if (kContiguous && !all_rows[v]) {
+                  promote_blocks<kContiguous>(out[v], acc, sb, sa0, sa1, n0 % 128, keep0[v], keep1[v]);
+                } else {
+                  promote_blocks<false>(out[v], acc, sb, sa0, sa1, n0 % 128, true, true);
+                }
+              }
+            } else if (!kBScalePerRow && v == kWaves - 1 && lane == 0) {
+              ptx::mbarrier_arrive(empty);  // an earlier wave was active and is done with the stage
+            }
+          }
+          if constexpr (kBScalePerRow) {
+            __syncwarp();  // every lane has read its scales before lane 0 releases the stage
+            if (lane == 0) ptx::mbarrier_arrive(empty);
+          }
           if (++stage == kStages) {
             stage = 0;
             phase ^= 1u;
-          }
-
-          // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores. Only a
-          // contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
-          if constexpr (kBScalePerRow) {
-            if (kContiguous && !all_rows) {
-              promote_per_row<kContiguous>(out, acc, col_scales, sa0, sa1, keep0, keep1);
-            } else {
-              promote_per_row<false>(out, acc, col_scales, sa0, sa1, true, true);
-            }
-            __syncwarp();  // every lane has read its scales before lane 0 releases the stage
-            if (lane == 0) ptx::mbarrier_arrive(empty);
-          } else {
-            if (kContiguous && !all_rows) {
-              promote_blocks<kContiguous>(out, acc, sb, sa0, sa1, n0 % 128, keep0, keep1);
-            } else {
-              promote_blocks<false>(out, acc, sb, sa0, sa1, n0 % 128, true, true);
-            }
           }
         }
       }
@@ -653,10 +685,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
       // first. (The producer is already loading the next tile's stages meanwhile.)
 #pragma unroll
-      for (int c = 0; c < kNumChunks; ++c) {
-        const int col = n0 + 8 * c + chunk_col;
-        if (tile_row0 < tile.rows) store_pair(args, d_row0, col, out[4 * c + 0], out[4 * c + 1]);
-        if (tile_row1 < tile.rows) store_pair(args, d_row1, col, out[4 * c + 2], out[4 * c + 3]);
+      for (int v = 0; v < kWaves; ++v) {
+        const int r0 = wave_row0[v], r1 = r0 + 8;
+#pragma unroll
+        for (int c = 0; c < kNumChunks; ++c) {
+          const int col = n0 + 8 * c + chunk_col;
+          if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
+          if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
+        }
       }
     }
   }

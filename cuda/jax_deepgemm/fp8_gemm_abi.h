@@ -11,7 +11,8 @@
 //                                           const jdg::Fp8GemmArgs args);
 //
 //   JDG_N, JDG_K            problem N and K (compile-time; M is the runtime args.m)
-//   JDG_BLOCK_M             64 or 128 (rows per tile: one consumer warpgroup per 64 rows)
+//   JDG_BLOCK_M             64, 128 or 256 rows per tile: one consumer warpgroup per 64 rows, at most two; at 256 each
+//                           of the two runs its 128 rows as two 64-row wgmma waves into one accumulator
 //   JDG_BLOCK_N             columns per tile, see fp8_gemm_block_n_supported()
 //   JDG_STAGES              shared-memory pipeline depth
 //   JDG_A_E5M2, JDG_B_E5M2  0: float8_e4m3fn operand, 1: float8_e5m2 operand
@@ -34,6 +35,7 @@
 //      strides; the padding is never read into a stored row): dims {M4, kb}, box {fp8_gemm_sa_box(BLOCK_M), 1}, no
 //      swizzle, zero fill. A box starts at the tile's first row rounded down to a multiple of 4 (TMA box starts in
 //      the innermost dimension must be 16-byte aligned; ragged and masked tiles start on any row), hence 4 more.
+//      BLOCK_M 256 takes two boxes per stage, 128 rows apart (a box dimension is at most 256 elements).
 //   SB: per-row B scales only (JDG_B_SCALE_PER_ROW 1; otherwise any valid map, unused): float32, 2-D over b_scale
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
@@ -84,12 +86,17 @@ constexpr int kFp8GemmKGrouped = 4;
 constexpr int kFp8BlockK = 128;              // K elements per pipeline stage and per scale block
 constexpr int kMaxDynamicSmemBytes = 232448;  // sm_90 opt-in limit per block
 
+// Consumer warpgroups: one per 64 rows, at most two (BLOCK_M 256: two 64-row waves each).
+constexpr int fp8_gemm_math_warpgroups(int block_m) { return block_m >= 128 ? 2 : 1; }
+
 constexpr int fp8_gemm_num_threads(int block_m) {
-  // One producer warpgroup plus one consumer warpgroup per 64 rows.
-  return 128 + 128 * (block_m / 64);
+  // One producer warpgroup plus the consumer warpgroups.
+  return 128 + 128 * fp8_gemm_math_warpgroups(block_m);
 }
 
-constexpr bool fp8_gemm_block_m_supported(int block_m) { return block_m == 64 || block_m == 128; }
+constexpr bool fp8_gemm_block_m_supported(int block_m) {
+  return block_m == 64 || block_m == 128 || block_m == 256;
+}
 
 constexpr bool fp8_gemm_block_n_supported(int block_n) {
   // wgmma m64nNk32 for FP8 takes N in multiples of 8 up to 256; the kernel uses multiples of 16 up to 256.
@@ -109,10 +116,15 @@ constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long 
   return (per_group_grid ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
 }
 
-// Shared memory of one stage's scales: A's BLOCK_M floats, and (per-row B scales) B's BLOCK_N floats, each slot
-// 128-byte aligned (a TMA destination).
-constexpr int fp8_gemm_sa_box(int block_m) { return block_m + 4; }
-constexpr int fp8_gemm_sa_stage_bytes(int block_m) { return fp8_gemm_align(fp8_gemm_sa_box(block_m) * 4, 128); }
+// Shared memory of one stage's scales: A's BLOCK_M floats in fp8_gemm_sa_boxes() boxes of fp8_gemm_sa_box() floats
+// (the rows of 128 at most, plus 4 for the aligned start), and (per-row B scales) B's BLOCK_N floats, each box in
+// its own 128-byte aligned slot (a TMA destination).
+constexpr int fp8_gemm_sa_boxes(int block_m) { return block_m > 128 ? block_m / 128 : 1; }
+constexpr int fp8_gemm_sa_box(int block_m) { return block_m / fp8_gemm_sa_boxes(block_m) + 4; }
+constexpr int fp8_gemm_sa_slot_bytes(int block_m) { return fp8_gemm_align(fp8_gemm_sa_box(block_m) * 4, 128); }
+constexpr int fp8_gemm_sa_stage_bytes(int block_m) {
+  return fp8_gemm_sa_boxes(block_m) * fp8_gemm_sa_slot_bytes(block_m);
+}
 constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }

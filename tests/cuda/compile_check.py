@@ -40,7 +40,8 @@ def align(x, a):
 
 
 def smem_bytes(bm, bn, stages, row=0):
-    sa, sb = align((bm + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
+    boxes = bm // 128 if bm > 128 else 1  # A-scale boxes of bm / boxes + 4 floats
+    sa, sb = boxes * align((bm // boxes + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
             align(stages * sb, 1024) + align(2 * stages * 8, 1024) + 1024)
 
@@ -218,6 +219,8 @@ def sweep(quick: bool):
     grouped = []
     for mode in GROUPED_MODES:
         grouped += [cfg(128, 128, max_stages(128, 128), 4096, 7168, mode=mode),
+                    cfg(256, 128, max_stages(256, 128), 4096, 7168, mode=mode),
+                    cfg(256, 96, 3, 130, 208, 0, 1, 1, mode=mode),
                     cfg(64, 112, 3, 130, 208, 0, 1, 1, (0, 1), mode=mode),
                     cfg(128, 192, max_stages(128, 192), 7168, 2048, mode=mode),
                     cfg(128, 176, 3, 7168, 2048, 0, 0, 1, mode=mode)]
@@ -226,16 +229,17 @@ def sweep(quick: bool):
                 cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4)]
 
     if quick:
-        for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256)]:
+        for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256), (256, 128), (256, 112)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
         for ckind, out32, row, e in [(1, 0, 0, (0, 0)), (2, 1, 1, (1, 0)), (0, 1, 1, (0, 1)), (2, 0, 0, (1, 1))]:
             jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
         jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))
+        jobs.append((cfg(256, 128, max_stages(256, 128) + 1, 2112, 7168), False))
         jobs += [(c, True) for c in grouped]
         return jobs
 
     i = 0
-    for bm in (64, 128):
+    for bm in (64, 128, 256):
         for bn in BLOCK_NS:
             for st_pick in range(3):
                 ck, o32, row, e = macro_combos[i % len(macro_combos)]
@@ -254,7 +258,7 @@ def sweep(quick: bool):
             jobs.append((cfg(128, bn, 2, 2112, 7168, 0, 0, 0, (0, 0), mode=mode), True))
             jobs.append((cfg(64, bn, 2, 2112, 7168, 0, 1, 1, (0, 0), mode=mode), True))
     # every macro combination on two tile shapes (one straddling 128-column scale blocks, one not)
-    for bm, bn in [(128, 112), (64, 64)]:
+    for bm, bn in [(128, 112), (64, 64), (256, 128)]:
         for ck, o32, row, e in macro_combos:
             jobs.append((cfg(bm, bn, 3, 130, 208, ck, o32, row, e), True))
     return jobs
@@ -265,6 +269,8 @@ NVCC_CONFIGS = [
      "B_SCALE_PER_ROW": 0, "OUT_F32": 0, "C_KIND": 0},
     {"N": 130, "K": 208, "BLOCK_M": 64, "BLOCK_N": 144, "STAGES": 4, "A_E5M2": 1, "B_E5M2": 0,
      "B_SCALE_PER_ROW": 0, "OUT_F32": 1, "C_KIND": 2},
+    {"N": 7168, "K": 16384, "BLOCK_M": 256, "BLOCK_N": 128, "STAGES": 4, "A_E5M2": 0, "B_E5M2": 0,
+     "B_SCALE_PER_ROW": 0, "OUT_F32": 0, "C_KIND": 0},
     {"N": 7168, "K": 2048, "BLOCK_M": 128, "BLOCK_N": 112, "STAGES": 5, "A_E5M2": 0, "B_E5M2": 1,
      "B_SCALE_PER_ROW": 1, "OUT_F32": 0, "C_KIND": 1},
     {"N": 4096, "K": 7168, "BLOCK_M": 128, "BLOCK_N": 128, "STAGES": 6, "A_E5M2": 0, "B_E5M2": 0,

@@ -42,7 +42,7 @@ Loaded load() {
   resolve(lib, "cuModuleGetFunction", a.cuModuleGetFunction, e);
   resolve(lib, "cuFuncSetAttribute", a.cuFuncSetAttribute, e);
   resolve(lib, "cuFuncGetAttribute", a.cuFuncGetAttribute, e);
-  resolve(lib, "cuLaunchKernel", a.cuLaunchKernel, e);
+  resolve(lib, "cuLaunchKernelEx", a.cuLaunchKernelEx, e);
   resolve(lib, "cuMemsetD8Async", a.cuMemsetD8Async, e);
   resolve(lib, "cuTensorMapEncodeTiled", a.cuTensorMapEncodeTiled, e);
   if (!e.empty()) {

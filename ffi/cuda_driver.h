@@ -40,6 +40,27 @@ constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
 constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3;
 constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;  // out-of-bounds elements read as zero
 
+// cuLaunchKernelEx's configuration (CUlaunchConfig, CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value).
+constexpr int CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4;
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    unsigned int cluster_dim[3];  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: x, y, z
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned int grid_dim[3];
+  unsigned int block_dim[3];
+  unsigned int shared_bytes;
+  CUstream stream;
+  CUlaunchAttribute* attrs;
+  unsigned int num_attrs;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
+static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout");
+
 // The driver entry points, resolved with dlsym. Every pointer is non-null once driver() returned.
 struct DriverApi {
   CUresult (*cuInit)(unsigned int flags);
@@ -53,9 +74,7 @@ struct DriverApi {
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
   CUresult (*cuFuncSetAttribute)(CUfunction function, int attribute, int value);
   CUresult (*cuFuncGetAttribute)(int* value, int attribute, CUfunction function);
-  CUresult (*cuLaunchKernel)(CUfunction f, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
-                             unsigned block_y, unsigned block_z, unsigned shared_bytes, CUstream stream,
-                             void** params, void** extra);
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig* config, CUfunction f, void** params, void** extra);
   CUresult (*cuMemsetD8Async)(void* dst, unsigned char value, std::size_t count, CUstream stream);
   CUresult (*cuTensorMapEncodeTiled)(void* tensor_map, int data_type, cuuint32_t rank, void* global_address,
                                      const cuuint64_t* global_dim, const cuuint64_t* global_strides,

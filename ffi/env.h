@@ -12,6 +12,8 @@
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
 //   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel
 //                                  supports it and it fits; for benchmark sweeps of the configuration model
+//   DG_TUNE_CLUSTER                (tuning) 1: no cluster; 2: a cluster of 2 with A multicast wherever the N-block
+//                                  count is even (even in one wave)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -37,5 +39,6 @@ bool print_configs();                 // DG_PRINT_CONFIGS
 bool poison_outputs();                // DG_POISON_OUTPUTS
 int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a positive integer
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
+int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 
 }  // namespace jdg::env

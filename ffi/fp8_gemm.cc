@@ -89,6 +89,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   s << "n" << p.n << "_k" << p.k << "_bm" << c.block_m << "_bn" << c.block_n << "_s" << c.stages << "_"
     << (p.a_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_scale_per_row ? "sr" : "sb")
     << "_" << (p.out_f32 ? "f32" : "bf16") << "_c" << p.c_kind;
+  if (c.cluster > 1) s << "_x" << c.cluster;
   return s.str();
 }
 
@@ -107,6 +108,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
     << "#define JDG_OUT_F32 " << int(p.out_f32) << "\n"
     << "#define JDG_C_KIND " << p.c_kind << "\n";
   if (grouped(p)) s << "#define JDG_GROUPED_MODE " << mode(p) << "\n";
+  if (c.cluster > 1) s << "#define JDG_CLUSTER " << c.cluster << "\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
 }
@@ -381,7 +383,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
 
   cu::CUresult r = cu::CUDA_SUCCESS;
   TmaDescriptor map_a, map_b, map_sa, map_sb;
-  if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m); e.failure())
+  if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m / cfg.cluster);
+      e.failure())
     return e;
   if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k, cfg.block_n);
       e.failure())
@@ -411,11 +414,24 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
   }
   void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &args};
-  r = driver.cuLaunchKernel((*loaded)->function, cfg.grid, 1, 1, cfg.num_threads, 1, 1, cfg.smem_bytes,
-                                         stream, params, nullptr);
+  cu::CUlaunchAttribute cluster{};
+  cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.cluster_dim[0] = static_cast<unsigned>(cfg.cluster);
+  cluster.value.cluster_dim[1] = 1;
+  cluster.value.cluster_dim[2] = 1;
+  cu::CUlaunchConfig launch{};
+  launch.grid_dim[0] = static_cast<unsigned>(cfg.grid);
+  launch.grid_dim[1] = launch.grid_dim[2] = 1;
+  launch.block_dim[0] = static_cast<unsigned>(cfg.num_threads);
+  launch.block_dim[1] = launch.block_dim[2] = 1;
+  launch.shared_bytes = static_cast<unsigned>(cfg.smem_bytes);
+  launch.stream = stream;
+  launch.attrs = &cluster;
+  launch.num_attrs = 1;
+  r = driver.cuLaunchKernelEx(&launch, (*loaded)->function, params, nullptr);
   if (r != cu::CUDA_SUCCESS)
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +
-                                cu::error_message("cuLaunchKernel", r));
+                                cu::error_message("cuLaunchKernelEx", r));
   return ffi::Error::Success();
 }
 

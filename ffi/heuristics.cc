@@ -13,7 +13,12 @@
 //      waves: every B tile serves 256 rows, a quarter fewer operand bytes per FLOP);
 //   2. over the (BLOCK_M, BLOCK_N) candidates, minimise the cost above;
 //   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
-//   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A).
+//   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A);
+//   5. run CTAs in clusters of 2 when the N-block count is even and there is more than one wave: the two CTAs of a
+//      cluster take the tiles of the same rows and adjacent N blocks, and each loads half of the A tile for both
+//      (TMA multicast), halving A's reads from L2. In one wave there is no later tile to gain on, and pairs of
+//      SMs must be free together.
+// DG_TUNE_CLUSTER=1 turns clusters off, =2 takes them wherever the N-block count is even (one wave too).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
@@ -65,11 +70,20 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "grid=%d\n",
+                "cluster=%d grid=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
-                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.grid);
+                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid);
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
+}
+
+// Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters.
+void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::int64_t bound) {
+  const bool even_n_blocks = ceil_div(n, c.block_n) % 2 == 0;
+  const int forced = env::tune_cluster();
+  if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
+  c.cluster = num_sms >= 2 && even_n_blocks && (forced == 2 || (forced == 0 && c.waves > 1)) ? 2 : 1;
+  c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, bound));
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -163,7 +177,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   Fp8GemmConfig best = choose_all(
       rows, true, [&](int block_m) { return ceil_div(rows, block_m); }, n, k, num_sms, b_scale_per_row);
-  best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? best.tiles : 0));
+  set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
 }
@@ -190,7 +204,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   Fp8GemmConfig best =
       choose_all(per_group, mode != kFp8GemmContiguous, m_blocks_of, n, k_per_tile, num_sms, b_scale_per_row);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
-  best.grid = static_cast<int>(std::min<std::int64_t>(num_sms, m > 0 ? bound : 0));
+  set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
                                          "k_grouped"};

@@ -11,7 +11,8 @@ struct Fp8GemmConfig {
   int stages = 0;
   int num_threads = 0;
   int smem_bytes = 0;   // dynamic shared memory per CTA
-  int grid = 0;         // persistent CTAs = min(num_sms, tiles)
+  int cluster = 1;      // CTAs per cluster (2: A multicast to the two tiles of adjacent N blocks)
+  int grid = 0;         // persistent CTAs = min(num_sms rounded down to a multiple of cluster, tiles)
   std::int64_t tiles = 0;  // the tiles the model expects (dense: exact)
   std::int64_t waves = 0;
 };

@@ -32,6 +32,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["stages"] = c.stages;
   d["num_threads"] = c.num_threads;
   d["smem_bytes"] = c.smem_bytes;
+  d["cluster"] = c.cluster;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;
   d["waves"] = c.waves;

@@ -81,12 +81,17 @@ constexpr int kCKind = JDG_C_KIND;  // 0 none, 1 bf16, 2 f32
 #define JDG_GROUPED_MODE 0
 #endif
 constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged / Masked / KGrouped
+#ifndef JDG_CLUSTER
+#define JDG_CLUSTER 1
+#endif
+constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A through multicast
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
+constexpr int kNumTileCols = kNumNBlocks / kCluster;         // scheduler columns: one per cluster's N blocks
 constexpr int kNumScaleNBlocks = (kN + 127) / 128;         // nb: rows of the 128x128 B-scale grid
 
 constexpr int kNumMathWarpgroups = fp8_gemm_math_warpgroups(kBlockM);
@@ -119,9 +124,9 @@ constexpr unsigned int kStageTxBytes =
 constexpr int kProducerRegs = 40;
 constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 
-// Tile order: bands of kBandN N-blocks; inside a band the N-block index runs fastest, then M. The CTAs working at
-// the same time then share a few A row-blocks and a few B column-blocks in L2.
-constexpr int kBandN = 16;
+// Tile order: bands of kBandN columns (N blocks, or N-block pairs of a cluster); inside a band the column index runs
+// fastest, then M. The CTAs working at the same time then share a few A row-blocks and B column-blocks in L2.
+constexpr int kBandN = 16 / kCluster;
 
 // wgmma accumulator fragment: N/2 floats per thread, 4 per 8-column chunk.
 constexpr int kAccRegs = kBlockN / 2;
@@ -137,6 +142,7 @@ static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 
 static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple of 16 in [16, 256]");
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
+static_assert(kCluster == 1 || (kCluster == 2 && kNumNBlocks % 2 == 0), "a cluster of 2 needs an even N-block count");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
@@ -153,15 +159,17 @@ struct alignas(8) Float2 {
   float x, y;
 };
 
-// Tile t -> (m_block, n_block) in banded order; identical in the producer and the consumers.
-__device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int& m_block, int& n_block) {
+// Tile t of a grid of num_m_blocks x kNumTileCols -> (m_block, n_block) in banded order; identical in the producer
+// and the consumers. With a cluster, t numbers the cluster's tiles: its CTA of rank r takes N block
+// kCluster * column + r.
+__device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, int& m_block, int& n_block) {
   const int tiles_per_band = num_m_blocks * kBandN;
   const int band = t / tiles_per_band;
-  const int first_n = band * kBandN;
-  const int band_width = kNumNBlocks - first_n < kBandN ? kNumNBlocks - first_n : kBandN;
+  const int first_col = band * kBandN;
+  const int band_width = kNumTileCols - first_col < kBandN ? kNumTileCols - first_col : kBandN;
   const int in_band = t - band * tiles_per_band;
   m_block = in_band / band_width;
-  n_block = first_n + in_band % band_width;
+  n_block = (first_col + in_band % band_width) * kCluster + rank;
 }
 
 // One output tile: rows [row0, row0 + rows) of A (rows <= BLOCK_M are the tile's own, stored ones; the A box
@@ -179,12 +187,14 @@ __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
 // keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
 struct TileScheduler {
+  int rank = 0;                 // the CTA's rank in its cluster (0 without one)
   int group = 0;                // the cursor's group (ragged: G is the zero tail)
   int start = 0;                // ragged: the group's first row
   int rows = 0;                 // the group's rows (clamped)
   int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
 
-  __device__ __forceinline__ void init(const Fp8GemmArgs& args) {
+  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank) {
+    rank = cta_rank;
     group = 0;
     start = 0;
     first_tile = 0;
@@ -203,7 +213,7 @@ struct TileScheduler {
   // K-grouped: group-major over full M x N grids; the cursor walks the segments to tile t's group.
   __device__ __forceinline__ bool get_k_grouped(int t, const Fp8GemmArgs& args, Tile& tile) {
     const int num_m_blocks = m_blocks_of(args.m);
-    const int tiles_per_group = num_m_blocks * kNumNBlocks;
+    const int tiles_per_group = num_m_blocks * kNumTileCols;
     if (t >= tiles_per_group * args.num_groups) return false;  // < 2^31: checked by the host
     while (t >= first_tile + tiles_per_group) {
       first_tile += tiles_per_group;
@@ -212,7 +222,7 @@ struct TileScheduler {
       rows = segment_length(args);
     }
     int m_block;
-    tile_coords(t - first_tile, num_m_blocks, m_block, tile.n_block);
+    tile_coords(t - first_tile, num_m_blocks, rank, m_block, tile.n_block);
     const int left = args.m - m_block * kBlockM;
     tile.row0 = m_block * kBlockM;
     tile.rows = left < kBlockM ? left : kBlockM;
@@ -249,7 +259,7 @@ struct TileScheduler {
       constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
       for (;;) {
         if (group > args.num_groups + kLastGroupOffset) return false;
-        const int count = m_blocks_of(rows) * kNumNBlocks;
+        const int count = m_blocks_of(rows) * kNumTileCols;
         if (t < first_tile + count) break;
         first_tile += count;
         start += rows;  // ragged: <= M
@@ -261,10 +271,10 @@ struct TileScheduler {
       base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
     } else {
       num_m_blocks = m_blocks_of(args.m);
-      if (t >= num_m_blocks * kNumNBlocks) return false;
+      if (t >= num_m_blocks * kNumTileCols) return false;
     }
     int m_block;
-    tile_coords(local, num_m_blocks, m_block, tile.n_block);
+    tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
     const int total_rows = kWalksGroups ? rows : args.m;
     const int left = total_rows - m_block * kBlockM;
     tile.row0 = base_row + m_block * kBlockM;
@@ -483,16 +493,25 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     if constexpr (kBScalePerRow) ptx::prefetch_tensormap(&tensor_map_sb);
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bars + 8 * s, 1);                       // the producer's arrive_expect_tx
-      ptx::mbarrier_init(empty_bars + 8 * s, kNumMathThreads / 32);  // one arrival per consumer warp
+      // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
+      ptx::mbarrier_init(empty_bars + 8 * s, kCluster * kNumMathThreads / 32);
     }
     ptx::fence_barrier_init();
   }
-  __syncthreads();
+  // With a cluster, no CTA may multicast into the other's stages or arrive on its barriers before they exist.
+  if constexpr (kCluster > 1) {
+    ptx::cluster_sync();
+  } else {
+    __syncthreads();
+  }
+  const int rank = kCluster > 1 ? static_cast<int>(ptx::cluster_cta_rank()) : 0;
+  const int first_tile = static_cast<int>(blockIdx.x) / kCluster;  // the cluster's (CTAs of a cluster are adjacent)
+  const int tile_step = static_cast<int>(gridDim.x) / kCluster;
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
   // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
   TileScheduler scheduler;
-  scheduler.init(args);
+  scheduler.init(args, rank);
   Tile tile;
 
   if (warpgroup == kNumMathWarpgroups) {
@@ -503,7 +522,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
-      for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
+      for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
         int ids[kIdSlots] = {};
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
@@ -511,10 +530,17 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
             if (lane == 0) {
               // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
-              ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
+              // With a cluster, both CTAs' consumers: this producer's A half lands in both.
+              ptx::mbarrier_wait<(kCluster > 1)>(empty_bars + 8 * stage, phase ^ 1u);
               const unsigned int full = full_bars + 8 * stage;
-              ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);
-              ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
+              ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
+              if constexpr (kCluster > 1) {
+                constexpr int kHalfRows = kBlockM / kCluster;
+                ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
+                                           full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+              } else {
+                ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
+              }
               ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
 #pragma unroll
               for (int box = 0; box < kSABoxes; ++box)
@@ -547,9 +573,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     float acc[kAccRegs];          // tensor-core accumulator of one 128-wide K block (shared by the waves)
     float out[kWaves][kAccRegs];  // promoted FP32 result of the tile, per wave
 
+    // A consumer warp is done with a stage: one arrival on its empty barrier in every CTA of the cluster (lane r
+    // arrives in CTA r), since every CTA's producer refills the stage in all of them.
+    auto release = [lane](unsigned int empty) {
+      if constexpr (kCluster > 1) {
+        if (lane < kCluster) ptx::mbarrier_arrive_cluster(empty, static_cast<unsigned int>(lane));
+      } else {
+        if (lane == 0) ptx::mbarrier_arrive(empty);
+      }
+    };
+
     int stage = 0;
     unsigned int phase = 0;
-    for (int t = blockIdx.x; scheduler.get(t, args, tile); t += gridDim.x) {
+    for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
       const int n0 = tile.n_block * kBlockN;
 
 #pragma unroll
@@ -606,7 +642,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
             // below counts for this round of the empty barrier, not the previous one), then release it.
             ptx::mbarrier_wait(full_bars + 8 * stage, phase);
-            if (lane == 0) ptx::mbarrier_arrive(empty);
+            release(empty);
             if (++stage == kStages) {
               stage = 0;
               phase ^= 1u;
@@ -650,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               ptx::fence_operands(acc);
               // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
               // warp), unless the promotion still reads its per-row B scales.
-              if (!kBScalePerRow && v == kWaves - 1 && lane == 0) ptx::mbarrier_arrive(empty);
+              if (!kBScalePerRow && v == kWaves - 1) release(empty);
 
               // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
               // Only a contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
@@ -667,13 +703,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   promote_blocks<false>(out[v], acc, sb, sa0, sa1, n0 % 128, true, true);
                 }
               }
-            } else if (!kBScalePerRow && v == kWaves - 1 && lane == 0) {
-              ptx::mbarrier_arrive(empty);  // an earlier wave was active and is done with the stage
+            } else if (!kBScalePerRow && v == kWaves - 1) {
+              release(empty);  // an earlier wave was active and is done with the stage
             }
           }
           if constexpr (kBScalePerRow) {
-            __syncwarp();  // every lane has read its scales before lane 0 releases the stage
-            if (lane == 0) ptx::mbarrier_arrive(empty);
+            __syncwarp();  // every lane has read its scales before the stage is released
+            release(empty);
           }
           if (++stage == kStages) {
             stage = 0;
@@ -695,5 +731,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
       }
     }
+  }
+  // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
+  // stages only while this one waits for them, so that is over).
+  if constexpr (kCluster > 1) {
+    __syncwarp();
+    ptx::cluster_sync();
   }
 }

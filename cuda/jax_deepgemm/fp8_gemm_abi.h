@@ -21,14 +21,18 @@
 //   JDG_C_KIND              0: no C; 1: C is bfloat16 [M, N]; 2: C is float32 [M, N]
 //   JDG_GROUPED_MODE        optional, default 0 (kFp8GemmDense); one of the kFp8Gemm* modes below. Grouped modes
 //                           read args.groups on the device; the M-grouped ones take no C (JDG_C_KIND 0).
+//   JDG_CLUSTER             optional, default 1; 2: CTAs run in clusters of two that take the two tiles of the same
+//                           rows and adjacent N blocks (ceil(N / BLOCK_N) must be even), and each loads half of the
+//                           A tile and multicasts it to both: half of A's reads from L2.
 //
-// Launch: grid = min(num_sms, fp8_gemm_max_tiles(...)) persistent CTAs (1-D), block = fp8_gemm_num_threads(BLOCK_M),
-// dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW), no cluster. The grid depends on static
-// shapes only; the kernel counts the tiles of grouped modes on the device (a CTA with no tile exits).
+// Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
+// (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =
+// fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW). The grid depends on static shapes only; the
+// kernel counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),
-//      box {128, BLOCK_M}, 128-byte swizzle, out-of-bounds elements zero-filled.
+//      box {128, BLOCK_M / JDG_CLUSTER}, 128-byte swizzle, out-of-bounds elements zero-filled.
 //   B: uint8, 2-D, dims {K, G * N} (all groups' [N, K] blocks stacked; G = 1 for dense), row stride K bytes,
 //      box {128, BLOCK_N}, 128-byte swizzle, zero fill.
 //   SA: float32, 2-D over a_scale [kb, M4] (M4 = rows of A rounded up to a multiple of 4, so that rows are 16-byte

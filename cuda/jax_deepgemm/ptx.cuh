@@ -96,20 +96,44 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
 }
 
 // Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
+// Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one), with
+// release semantics at cluster scope: what this thread did before (its wgmmas' reads of the stage) is ordered
+// before the producer there overwrites the stage.
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsigned int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
 }
 
+// kClusterScope: the arrivals come from other CTAs of the cluster too (acquire at cluster scope).
+template <bool kClusterScope = false>
 __device__ __forceinline__ bool mbarrier_try_wait(unsigned int bar, unsigned int parity) {
   unsigned int done;
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
+  if constexpr (kClusterScope) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
   return done != 0;
 }
 
@@ -122,19 +146,33 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 // Block until the phase with `parity` has completed. try_wait itself suspends the thread for a while in hardware,
 // so the loop does not spin hot. With JDG_DEBUG_HANG_NS defined (test builds), a wait longer than that many
 // nanoseconds traps, turning a pipeline deadlock into a launch error instead of a hung process.
+template <bool kClusterScope = false>
 __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
 #ifdef JDG_DEBUG_HANG_NS
   unsigned long long start = 0;
-  for (unsigned int it = 0; !mbarrier_try_wait(bar, parity); ++it) {
+  for (unsigned int it = 0; !mbarrier_try_wait<kClusterScope>(bar, parity); ++it) {
     if (it == 0) start = global_timer_ns();
     if ((it & 1023u) == 1023u && global_timer_ns() - start > (unsigned long long)(JDG_DEBUG_HANG_NS)) {
       asm volatile("trap;");
     }
   }
 #else
-  while (!mbarrier_try_wait(bar, parity)) {
+  while (!mbarrier_try_wait<kClusterScope>(bar, parity)) {
   }
 #endif
+}
+
+// ----------------------------------------------------------------------------------------------- clusters
+
+__device__ __forceinline__ unsigned int cluster_cta_rank() {
+  unsigned int rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+// Every thread of every CTA of the cluster arrives, then waits for all of them (barrier.cluster is per thread).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 // ----------------------------------------------------------------------------------------------- TMA
@@ -152,6 +190,17 @@ __device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* tmap, 
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(
           dst),
       "l"(tmap), "r"(bar), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+// The same copy delivered to every CTA in `cta_mask` of the cluster: the same shared-memory offset `dst` in each,
+// each CTA's barrier at offset `bar` receiving the bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned int dst, const void* tmap, unsigned int bar, int c0,
+                                                      int c1, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, "
+      "%4}], [%2], %5;" ::"r"(dst),
+      "l"(tmap), "r"(bar), "r"(c0), "r"(c1), "h"(cta_mask)
       : "memory");
 }
 

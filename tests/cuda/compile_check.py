@@ -131,7 +131,8 @@ def cfg_name(cfg):
     mode = cfg.get("GROUPED_MODE", 0)
     return ((f"{MODE_NAMES[mode]}_" if mode else "") +
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
-            f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}")
+            f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
+            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -207,11 +208,13 @@ def sweep(quick: bool):
     macro_combos = list(itertools.product([0, 1, 2], [0, 1], [0, 1], [(0, 0), (0, 1), (1, 0), (1, 1)]))
     shapes = [(2112, 7168), (130, 208), (7168, 2048), (1, 16), (4096, 200 // 16 * 16)]
 
-    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0), mode=0):
+    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0), mode=0, cluster=1):
         c = {"N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "STAGES": st, "A_E5M2": e[0], "B_E5M2": e[1],
              "B_SCALE_PER_ROW": row, "OUT_F32": out32, "C_KIND": ckind}
         if mode:
             c["GROUPED_MODE"] = mode
+        if cluster > 1:
+            c["CLUSTER"] = cluster
         return c
 
     # The grouped modes (no C): each with 128x128 and per-row B scales, a straddling and a dividing BLOCK_N, and
@@ -219,18 +222,21 @@ def sweep(quick: bool):
     grouped = []
     for mode in GROUPED_MODES:
         grouped += [cfg(128, 128, max_stages(128, 128), 4096, 7168, mode=mode),
-                    cfg(256, 128, max_stages(256, 128), 4096, 7168, mode=mode),
+                    cfg(256, 128, max_stages(256, 128), 4096, 7168, mode=mode, cluster=2),
                     cfg(256, 96, 3, 130, 208, 0, 1, 1, mode=mode),
                     cfg(64, 112, 3, 130, 208, 0, 1, 1, (0, 1), mode=mode),
                     cfg(128, 192, max_stages(128, 192), 7168, 2048, mode=mode),
                     cfg(128, 176, 3, 7168, 2048, 0, 0, 1, mode=mode)]
     # k-grouped: per-row B scales and f32 out only, with or without an f32 C
     grouped += [cfg(128, 176, max_stages(128, 176, 1), 7168, 32768, 2, 1, 1, mode=4),
+                cfg(256, 128, max_stages(256, 128, 1), 7168, 32768, 2, 1, 1, mode=4, cluster=2),
                 cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4)]
 
     if quick:
         for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256), (256, 128), (256, 112)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
+        for bm, bn in [(256, 128), (128, 192), (64, 32)]:
+            jobs.append((cfg(bm, bn, max_stages(bm, bn), 7168, 16384, cluster=2), True))
         for ckind, out32, row, e in [(1, 0, 0, (0, 0)), (2, 1, 1, (1, 0)), (0, 1, 1, (0, 1)), (2, 0, 0, (1, 1))]:
             jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
         jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))

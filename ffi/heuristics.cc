@@ -87,8 +87,12 @@ void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::in
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
+  std::string forced;  // the DG_TUNE_* knobs in force, so that a forced choice is seen as one
+  if (env::tune_block_m() > 0) forced += " tune_block_m=" + std::to_string(env::tune_block_m());
+  if (env::tune_block_n() > 0) forced += " tune_block_n=" + std::to_string(env::tune_block_n());
+  if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
-         " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "");
+         " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
 
 void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms) {

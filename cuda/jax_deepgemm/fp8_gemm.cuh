@@ -531,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             if (lane == 0) {
               // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
               // With a cluster, both CTAs' consumers: this producer's A half lands in both.
-              ptx::mbarrier_wait<(kCluster > 1)>(empty_bars + 8 * stage, phase ^ 1u);
+              ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
               const unsigned int full = full_bars + 8 * stage;
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
               if constexpr (kCluster > 1) {

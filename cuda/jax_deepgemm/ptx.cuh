@@ -96,14 +96,14 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
 }
 
 // Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
-// Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one), with
-// release semantics at cluster scope: what this thread did before (its wgmmas' reads of the stage) is ordered
-// before the producer there overwrites the stage.
+// Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one). The
+// consumers arrive after their wgmmas completed (wait_group), so the reads of the stage are over; the default
+// (CTA-scope) release, as CUTLASS's cluster barriers use it: a cluster-scope one measured far slower.
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
 }
@@ -113,27 +113,15 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsi
                : "memory");
 }
 
-// kClusterScope: the arrivals come from other CTAs of the cluster too (acquire at cluster scope).
-template <bool kClusterScope = false>
 __device__ __forceinline__ bool mbarrier_try_wait(unsigned int bar, unsigned int parity) {
   unsigned int done;
-  if constexpr (kClusterScope) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } else {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  }
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
   return done != 0;
 }
 
@@ -146,18 +134,17 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 // Block until the phase with `parity` has completed. try_wait itself suspends the thread for a while in hardware,
 // so the loop does not spin hot. With JDG_DEBUG_HANG_NS defined (test builds), a wait longer than that many
 // nanoseconds traps, turning a pipeline deadlock into a launch error instead of a hung process.
-template <bool kClusterScope = false>
 __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
 #ifdef JDG_DEBUG_HANG_NS
   unsigned long long start = 0;
-  for (unsigned int it = 0; !mbarrier_try_wait<kClusterScope>(bar, parity); ++it) {
+  for (unsigned int it = 0; !mbarrier_try_wait(bar, parity); ++it) {
     if (it == 0) start = global_timer_ns();
     if ((it & 1023u) == 1023u && global_timer_ns() - start > (unsigned long long)(JDG_DEBUG_HANG_NS)) {
       asm volatile("trap;");
     }
   }
 #else
-  while (!mbarrier_try_wait<kClusterScope>(bar, parity)) {
+  while (!mbarrier_try_wait(bar, parity)) {
   }
 #endif
 }

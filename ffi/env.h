@@ -12,8 +12,8 @@
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
 //   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel
 //                                  supports it and it fits; for benchmark sweeps of the configuration model
-//   DG_TUNE_CLUSTER                (tuning) 1: no cluster; 2: a cluster of 2 with A multicast wherever the N-block
-//                                  count is even (even in one wave)
+//   DG_TUNE_CLUSTER                (tuning) 2: clusters of 2 with A multicast wherever the N-block count is even;
+//                                  1 or unset: none
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once

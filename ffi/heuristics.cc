@@ -14,11 +14,10 @@
 //   2. over the (BLOCK_M, BLOCK_N) candidates, minimise the cost above;
 //   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A);
-//   5. run CTAs in clusters of 2 when the N-block count is even and there is more than one wave: the two CTAs of a
-//      cluster take the tiles of the same rows and adjacent N blocks, and each loads half of the A tile for both
-//      (TMA multicast), halving A's reads from L2. In one wave there is no later tile to gain on, and pairs of
-//      SMs must be free together.
-// DG_TUNE_CLUSTER=1 turns clusters off, =2 takes them wherever the N-block count is even (one wave too).
+//   5. no clusters. The kernel can run CTAs in clusters of 2 (the two take the tiles of the same rows and adjacent N
+//      blocks, each loading half of the A tile for both through TMA multicast: half of A's reads from L2), but on
+//      the H200 that measured no faster than without at 256 x 128 tiles (benchmarks/NOTES.md, 6): operand
+//      bandwidth no longer limits there. DG_TUNE_CLUSTER=2 turns them on wherever the N-block count is even.
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
@@ -82,7 +81,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::in
   const bool even_n_blocks = ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
-  c.cluster = num_sms >= 2 && even_n_blocks && (forced == 2 || (forced == 0 && c.waves > 1)) ? 2 : 1;
+  c.cluster = num_sms >= 2 && even_n_blocks && forced == 2 ? 2 : 1;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, bound));
 }
 

@@ -79,10 +79,7 @@ def test_heuristic(m, n, k, num_sms):
     assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
-    # Clusters of 2 (A multicast) where the N blocks pair up and there is more than one wave; whole clusters.
-    pairs = -(-n // c["block_n"]) % 2 == 0
-    assert c["cluster"] == (2 if pairs and c["waves"] > 1 and num_sms >= 2 else 1)
-    assert c["grid"] == min(num_sms // c["cluster"] * c["cluster"], tiles) and c["grid"] % c["cluster"] == 0
+    assert c["cluster"] == 1 and c["grid"] == min(num_sms, tiles)  # clusters only when DG_TUNE_CLUSTER=2
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
     def cost(bm, bn):
@@ -95,11 +92,14 @@ def test_heuristic(m, n, k, num_sms):
 
 
 def test_tune_cluster(monkeypatch):
-    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 2
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 1
-    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
-    c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)  # one wave: clusters only when forced
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # where the N blocks pair up; the grid in whole clusters
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert (c["cluster"], c["grid"]) == (2, 132)
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 131)["grid"] == 130
+    c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
     assert _C.select_fp8_gemm_config(64, 2112 + 16, 7168, 132)["cluster"] == 1  # 133 N blocks of 16: no pairs
     monkeypatch.setenv("DG_TUNE_CLUSTER", "3")

@@ -32,13 +32,21 @@ case "$phase" in
     grep -E "passed|failed|FAILED|ERROR" "$OUT/tests.log" | tail -15
     ;;
   sanitize)
+    # memcheck: the hostile-data cases of every grouped mode and every forced configuration (tiles of 64/128/256
+    # rows, clusters of 2); racecheck: a smaller set (it is slower). -v lists each case as it passes, so a run cut
+    # short by the time limit still says what it covered.
+    files=(tests/test_gpu_grouped.py tests/test_gpu_configs.py)
+    mem="garbage or negative or overflow or sum_past or all_empty or all_padding or inside_blocks or hostile or one_row"
+    mem="$mem or (bm256-x2 and (ragged or dense_per_row or masked_rows))"
+    race="(bm256-x2 or bm128-x2) and (ragged or masked_rows or contiguous)"
     for tool in memcheck racecheck; do
-      sel="garbage or inside_blocks or negative or overflow or hostile or one_row or all_padding"
-      [ "$tool" = racecheck ] && sel="garbage_32bit or skewed_and_empty"
-      timeout 270 "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest tests/test_gpu_grouped.py -q \
-        -p no:cacheprovider -k "$sel" 2>&1 | quiet >"$OUT/$tool.log"
-      echo "$tool: exit ${PIPESTATUS[0]}"; grep -E "ERROR SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
+      sel=$mem; limit=330; [ "$tool" = racecheck ] && { sel=$race; limit=170; }
+      timeout $limit "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${files[@]}" -v -p no:cacheprovider \
+        -k "$sel" 2>&1 | quiet >"$OUT/$tool.log"
+      echo "$tool: exit ${PIPESTATUS[0]}"; grep -cE " PASSED" "$OUT/$tool.log"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
     done
+    timeout 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
+    grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5
     ;;
   bench)
     timeout 420 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"

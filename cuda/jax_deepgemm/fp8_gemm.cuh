@@ -40,11 +40,13 @@
 //                block's ids; a tile with only padding rows loads nothing and stores zeros; the worst case (ids
 //                changing on every row) is BLOCK_M passes, slow but correct.
 //
-// Limits of this first version (tests/cuda/compile_check.py reports them; the speed work lifts them):
-//  * registers: a consumer thread holds 2 x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or >= 192
-//    (per-row B scales; to be re-measured since they come from shared memory) spills to local memory: correct, but slow; the heuristics should stay below;
-//  * each K block waits for its own wgmmas (wait_group 0) before promoting: the tensor cores of one warpgroup idle
-//    during its promotion (two consumer warpgroups overlap each other);
+// Limits (tests/cuda/compile_check.py reports the register ones; benchmarks/NOTES.md measures the rest):
+//  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or
+//    176 (per-row B scales) at BLOCK_M <= 128, and > 128 at BLOCK_M 256, spill to local memory: correct, but slow;
+//    the heuristics stay below;
+//  * each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle during one
+//    warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile;
+//  * clusters of 2 (JDG_CLUSTER) share A through multicast, but every stage then waits for both CTAs' consumers;
 //  * A scales and per-row B scales come with each stage through TMA into shared memory; 128x128 B scales (1-3 per
 //    K block, the same for every thread) are read from global memory (L1); the epilogue stores straight from
 //    registers (no stmatrix / TMA store). Pointers: D and C must be 4-byte (bf16) / 8-byte (f32) aligned.

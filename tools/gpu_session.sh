@@ -3,7 +3,7 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
-#   bash tools/gpu_session.sh sanitize              compute-sanitizer memcheck / racecheck (hostile data, configs), threads
+#   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
@@ -32,21 +32,28 @@ case "$phase" in
     grep -E "passed|failed|FAILED|ERROR" "$OUT/tests.log" | tail -15
     ;;
   sanitize)
-    # memcheck: the hostile-data cases of every grouped mode and forced configurations (256-row tiles, clusters of
-    # 2); racecheck (much slower per case): 256-row ragged and masked tiles and a cluster of 2. -v lists each case as
-    # it passes, so a run cut short by its time limit still says what it covered.
-    files=(tests/test_gpu_grouped.py tests/test_gpu_configs.py)
-    mem="garbage or negative or overflow or sum_past or all_empty or all_padding or inside_blocks or hostile or one_row"
-    mem="$mem or (bm256-x2 and (ragged or dense_per_row or masked_rows))"
-    race="(bm256-x1 and (ragged or masked_rows)) or (bm128-x2 and masked_rows)"
-    for tool in memcheck racecheck; do
-      sel=$mem; limit=200; [ "$tool" = racecheck ] && { sel=$race; limit=150; }
-      timeout -k 5 $limit "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${files[@]}" -v \
+    # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
+    # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster configurations;
+    # racecheck (much slower per case): 256-row tiles of every mode and a cluster of 2. -v lists each case as it
+    # passes, so a run cut short by its time limit still says what it covered.
+    mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
+    mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous))"
+    race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
+    for tool in ${@:-memcheck racecheck threads}; do
+      case "$tool" in
+        memcheck) sel=$mem; limit=480 ;;
+        racecheck) sel=$race; limit=300 ;;
+        threads)
+          timeout -k 5 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
+          grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5
+          continue ;;
+        *) echo "unknown tool $tool"; exit 2 ;;
+      esac
+      timeout -k 5 $limit "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${mem_files[@]}" -v \
         -p no:cacheprovider -k "$sel" 2>&1 | quiet >"$OUT/$tool.log"
-      echo "$tool: exit ${PIPESTATUS[0]}"; grep -cE " PASSED" "$OUT/$tool.log"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
+      echo "$tool: exit ${PIPESTATUS[0]}"; grep -cE " PASSED" "$OUT/$tool.log"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
     done
-    timeout -k 5 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
-    grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5
     ;;
   bench)
     timeout 420 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"

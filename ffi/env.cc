@@ -63,5 +63,6 @@ int positive_int(const char* name) {
 int tune_block_m() { return positive_int("DG_TUNE_BLOCK_M"); }
 int tune_block_n() { return positive_int("DG_TUNE_BLOCK_N"); }
 int tune_cluster() { return positive_int("DG_TUNE_CLUSTER"); }
+int tune_tma_store() { return positive_int("DG_TUNE_TMA_STORE"); }
 
 }  // namespace jdg::env

@@ -41,9 +41,10 @@
 //                changing on every row) is BLOCK_M passes, slow but correct.
 //
 // Limits (tests/cuda/compile_check.py reports the register ones; benchmarks/NOTES.md measures the rest):
-//  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) or
-//    176 (per-row B scales) at BLOCK_M <= 128, and > 128 at BLOCK_M 256, spill to local memory: correct, but slow;
-//    the heuristics stay below;
+//  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) at
+//    BLOCK_M <= 128, and >= 144 at BLOCK_M 256, spill to local memory: correct, but slow; the heuristics stay below.
+//    With per-row B scales the contiguous mode's bookkeeping already spills a few bytes at 176 (the heuristics'
+//    cap there; the other modes do not);
 //  * each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle during one
 //    warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile;
 //  * clusters of 2 (JDG_CLUSTER) share A through multicast, but every stage then waits for both CTAs' consumers;

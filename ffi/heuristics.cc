@@ -91,7 +91,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_block_m() > 0) forced += " tune_block_m=" + std::to_string(env::tune_block_m());
   if (env::tune_block_n() > 0) forced += " tune_block_n=" + std::to_string(env::tune_block_n());
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
-  if (env::tune_tma_store() > 0) forced += " tune_tma_store=" + std::to_string(env::tune_tma_store());
+  if (!env::tune_tma_store()) forced += " tune_tma_store=0";
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -120,8 +120,9 @@ struct Problem {
 };
 
 // The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks, as a
-// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. DG_TUNE_TMA_STORE=1
-// gives the configurations that can take it the TMA-store epilogue (its staging tile costs pipeline stages).
+// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. The
+// configurations that can take the TMA-store epilogue get it (its staging tile costs pipeline stages) unless
+// DG_TUNE_TMA_STORE=0: measured, it wins on every dense shape but the longest K, where it loses 1% (NOTES 7).
 void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave) {
   const std::int64_t n = p.n;
   const int num_sms = p.num_sms;
@@ -135,7 +136,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     if (!fp8_gemm_block_n_supported(block_n)) continue;
     if (forced > 0 ? block_n != forced : !b_scale_per_row && !cheap_block_scales(block_n)) continue;
     const bool tma_store =
-        env::tune_tma_store() == 1 && fp8_gemm_tma_store_supported(p.mode, n, block_n, p.out_f32, p.c_kind);
+        env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, n, block_n, p.out_f32, p.c_kind);
     int stages = 0;
     for (int s = stage_cap; s >= 1; --s)
       if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row, tma_store) <= kMaxDynamicSmemBytes) {

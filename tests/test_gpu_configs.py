@@ -117,27 +117,29 @@ def test_inside_scan(config):
 # ---------------------------------------------------------------------------------------- TMA-store epilogue
 # Only bf16 output without C, dense or contiguous, whole 64-column atoms, N % 8 == 0 (fp8_gemm_tma_store_supported).
 
-@pytest.fixture(params=[(128, 192), (256, 128), (256, 64)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma")
+@pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (256, 128, 0)],
+                ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tma_store(request, monkeypatch):
-    block_m, block_n = request.param  # 3, 2 and 1 column atoms per tile
+    """The TMA-store epilogue with 3, 2 and 1 column atoms per tile, and the register epilogue in its place."""
+    block_m, block_n, on = request.param
     monkeypatch.setenv("DG_TUNE_BLOCK_M", str(block_m))
     monkeypatch.setenv("DG_TUNE_BLOCK_N", str(block_n))
-    monkeypatch.setenv("DG_TUNE_TMA_STORE", "1")
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", str(on))
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     jax.clear_caches()
-    yield block_m
+    yield request.param
     jax.clear_caches()
 
 
-def _check_tma_store(capfd, kind, block_m):
+def _check_tma_store(capfd, kind, params):
+    """The last `kind` kernel had the forced tile and epilogue (every case here has N % 8 == 0)."""
     err = capfd.readouterr().err
     lines = [line for line in err.splitlines() if f"jax_deepgemm: {kind} " in line]
     assert lines, err[-2000:]
     fields = dict(re.findall(r"(\w+)=(\d+)", lines[-1]))
-    assert int(fields["block_m"]) == block_m, lines[-1]
-    expected = int(fields["n"]) % 8 == 0 and int(fields["block_n"]) % 64 == 0
-    assert int(fields["tma_store"]) == expected, lines[-1]
-    return expected
+    block_m, block_n, on = params
+    assert (int(fields["block_m"]), int(fields["block_n"])) == (block_m, block_n), lines[-1]
+    assert int(fields["n"]) % 8 == 0 and int(fields["tma_store"]) == on, lines[-1]
 
 
 @pytest.mark.parametrize("m,n,k", [(1000, 7168, 2048), (257, 384, 1024), (300, 136, 200), (4096 + 64, 2048, 512),
@@ -147,7 +149,7 @@ def test_tma_store_dense(tma_store, capfd, m, n, k):
     a, b = dense._operands(m, n, k)
     expected, bound = dense._expected(a, b)
     out = jax.jit(dg.fp8_gemm_nt)(a, b)
-    assert _check_tma_store(capfd, "fp8_gemm", tma_store)
+    _check_tma_store(capfd, "fp8_gemm", tma_store)
     assert_matches(out, expected, bound, BF16)
     np.testing.assert_array_equal(np.asarray(jax.jit(dg.fp8_gemm_nt)(a, b).astype(F32)), np.asarray(out.astype(F32)))
 
@@ -156,7 +158,7 @@ def test_tma_store_dense(tma_store, capfd, m, n, k):
                                   "skewed_one_expert_g16"])
 def test_tma_store_contiguous(tma_store, capfd, name):
     grouped.test_contiguous(name)
-    assert _check_tma_store(capfd, "m_grouped_contiguous", tma_store)
+    _check_tma_store(capfd, "m_grouped_contiguous", tma_store)
 
 
 def test_tma_store_inside_scan(tma_store, capfd):
@@ -167,7 +169,7 @@ def test_tma_store_inside_scan(tma_store, capfd):
     b = q_rhs(randn(seed_of("tma-scan-w"), (n, k)))
     run = jax.jit(lambda a_steps, b: jax.lax.scan(lambda c, a: (c, dg.fp8_gemm_nt(a, b)), 0, a_steps)[1])
     outs = run(a_steps, b)
-    assert _check_tma_store(capfd, "fp8_gemm", tma_store)
+    _check_tma_store(capfd, "fp8_gemm", tma_store)
     b64 = oracle.dequant_rhs(*b)
     for i in range(steps):
         a64 = oracle.dequant_lhs(a_steps[0][i], a_steps[1][i])

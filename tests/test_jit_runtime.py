@@ -108,9 +108,7 @@ def test_tune_cluster(monkeypatch):
 
 
 def test_tune_tma_store(monkeypatch):
-    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["tma_store"]  # off unless asked for
-    monkeypatch.setenv("DG_TUNE_TMA_STORE", "1")
-    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)  # on by default
     assert c["tma_store"] and (c["block_m"], c["block_n"]) == (256, 128)
     assert c["stages"] == 3 and c["smem_bytes"] <= SMEM_LIMIT  # the 64 KB staging tile costs a stage
     # Only bf16 out without C, dense or contiguous, whole 64-column atoms, N % 8 == 0.
@@ -120,6 +118,9 @@ def test_tune_tma_store(monkeypatch):
     assert not _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="ragged", num_groups=4)["tma_store"]
     assert _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["tma_store"] == (
         _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["block_n"] % 64 == 0)
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", "0")
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert not c["tma_store"] and c["stages"] == 4
 
 
 def test_heuristic_per_row_scale_cap():

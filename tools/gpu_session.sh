@@ -74,12 +74,12 @@ case "$phase" in
     done
     ;;
   tma)
-    # The TMA-store epilogue (DG_TUNE_TMA_STORE=1): its GPU tests, then the dense table without and with it.
-    timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k tma 2>&1 | quiet \
+    # The TMA-store epilogue: its GPU tests, then the dense table without (DG_TUNE_TMA_STORE=0) and with it.
+    timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k test_tma_store 2>&1 | quiet \
       >"$OUT/tma_tests.log"
     grep -E "FAILED|passed|failed" "$OUT/tma_tests.log" | tail -8
     for t in 0 1; do
-      DG_TUNE_TMA_STORE=$t timeout -k 5 160 python -m jax_deepgemm bench --only dense --iters 20 \
+      DG_TUNE_TMA_STORE=$t timeout -k 5 200 python -m jax_deepgemm bench --only dense --iters 20 \
         --output "$OUT/dense_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/tma=$t /"
     done
     ;;

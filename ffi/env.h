@@ -14,6 +14,8 @@
 //                                  supports it and it fits; for benchmark sweeps of the configuration model
 //   DG_TUNE_CLUSTER                (tuning) 2: clusters of 2 with A multicast wherever the N-block count is even;
 //                                  1 or unset: none
+//   DG_TUNE_TMA_STORE              (tuning) 0: the register epilogue everywhere; unset or 1: the TMA-store epilogue
+//                                  wherever the configuration allows it
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -40,5 +42,6 @@ bool poison_outputs();                // DG_POISON_OUTPUTS
 int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a positive integer
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
+bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 
 }  // namespace jdg::env

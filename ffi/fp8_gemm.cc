@@ -90,6 +90,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
     << (p.a_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_scale_per_row ? "sr" : "sb")
     << "_" << (p.out_f32 ? "f32" : "bf16") << "_c" << p.c_kind;
   if (c.cluster > 1) s << "_x" << c.cluster;
+  if (c.tma_store) s << "_ts";
   return s.str();
 }
 
@@ -109,15 +110,16 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
     << "#define JDG_C_KIND " << p.c_kind << "\n";
   if (grouped(p)) s << "#define JDG_GROUPED_MODE " << mode(p) << "\n";
   if (c.cluster > 1) s << "#define JDG_CLUSTER " << c.cluster << "\n";
+  if (c.tma_store) s << "#define JDG_TMA_STORE 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
 }
 
 Fp8GemmConfig select_config(const Fp8GemmProblem& p) {
   validate(p);
-  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row);
+  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row, p.out_f32, p.c_kind);
   return select_grouped_fp8_gemm_config(mode(p), p.m, p.n, p.k, p.num_groups, p.expected_m, p.num_sms,
-                                        p.b_scale_per_row);
+                                        p.b_scale_per_row, p.out_f32, p.c_kind);
 }
 
 Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
@@ -382,7 +384,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   const cu::DriverApi& driver = cu::driver();  // loaded by ensure_loaded
 
   cu::CUresult r = cu::CUDA_SUCCESS;
-  TmaDescriptor map_a, map_b, map_sa, map_sb;
+  TmaDescriptor map_a, map_b, map_sa, map_sb, map_d;
   if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m / cfg.cluster);
       e.failure())
     return e;
@@ -400,6 +402,13 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
              e.failure()) {
     return e;
   }
+  if (!cfg.tma_store) {
+    map_d = map_sa;  // unused by the kernel
+  } else if (auto e = encode_map(driver, &map_d, "d (result)", cu::CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
+                                 cu::CU_TENSOR_MAP_SWIZZLE_128B, d->untyped_data(), d_rows, p.n, 64, cfg.block_m);
+             e.failure()) {
+    return e;
+  }
   Fp8GemmArgs args;
   args.b_scale = static_cast<const float*>(b_scale.untyped_data());
   args.c = k_grouped_c.has_value() ? k_grouped_c->untyped_data()
@@ -413,7 +422,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
     r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
   }
-  void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &args};
+  void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &map_d, &args};
   cu::CUlaunchAttribute cluster{};
   cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.cluster_dim[0] = static_cast<unsigned>(cfg.cluster);

@@ -69,9 +69,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d\n",
+                "cluster=%d grid=%d tma_store=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
-                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid);
+                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
+                int(c.tma_store));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -90,6 +91,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_block_m() > 0) forced += " tune_block_m=" + std::to_string(env::tune_block_m());
   if (env::tune_block_n() > 0) forced += " tune_block_n=" + std::to_string(env::tune_block_n());
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
+  if (!env::tune_tma_store()) forced += " tune_tma_store=0";
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -107,11 +109,25 @@ bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 1
 // The model's cost of a configuration (see the top of the file).
 std::int64_t cost_of(const Fp8GemmConfig& c) { return c.waves * (c.block_n * c.block_m / 128 + kTileOverhead); }
 
+// What the search needs to know of the problem.
+struct Problem {
+  int mode;              // JDG_GROUPED_MODE
+  std::int64_t n, k;     // k: the K one tile streams
+  int num_sms;
+  bool b_scale_per_row;
+  bool out_f32;
+  int c_kind;
+};
+
 // The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks, as a
-// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid.
-void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, int num_sms, bool b_scale_per_row,
-            Fp8GemmConfig& best, std::int64_t& best_last_wave) {
-  const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
+// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. The
+// configurations that can take the TMA-store epilogue get it (its staging tile costs pipeline stages) unless
+// DG_TUNE_TMA_STORE=0: measured, it wins on every dense shape but the longest K, where it loses 1% (NOTES 7).
+void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave) {
+  const std::int64_t n = p.n;
+  const int num_sms = p.num_sms;
+  const bool b_scale_per_row = p.b_scale_per_row;
+  const std::int64_t k_blocks = ceil_div(p.k, kFp8BlockK);
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
 
   const int max_block_n = block_m > 128 ? kMaxBlockNTwoWaves : b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
@@ -119,9 +135,11 @@ void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, 
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
     if (!fp8_gemm_block_n_supported(block_n)) continue;
     if (forced > 0 ? block_n != forced : !b_scale_per_row && !cheap_block_scales(block_n)) continue;
+    const bool tma_store =
+        env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, n, block_n, p.out_f32, p.c_kind);
     int stages = 0;
     for (int s = stage_cap; s >= 1; --s)
-      if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row) <= kMaxDynamicSmemBytes) {
+      if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row, tma_store) <= kMaxDynamicSmemBytes) {
         stages = s;
         break;
       }
@@ -131,6 +149,7 @@ void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, 
     c.block_m = block_m;
     c.block_n = block_n;
     c.stages = stages;
+    c.tma_store = tma_store;
     c.tiles = m_blocks * ceil_div(n, block_n);
     c.waves = ceil_div(c.tiles, num_sms);
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
@@ -140,7 +159,7 @@ void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, 
                   (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
     if (!better) continue;
     c.num_threads = fp8_gemm_num_threads(block_m);
-    c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, b_scale_per_row);
+    c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, b_scale_per_row, tma_store);
     best = c;
     best_last_wave = last_wave;
   }
@@ -148,8 +167,7 @@ void choose(int block_m, std::int64_t m_blocks, std::int64_t n, std::int64_t k, 
 
 // Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
 template <typename MBlocks>
-Fp8GemmConfig choose_all(std::int64_t rows, bool allow_256, MBlocks m_blocks_of, std::int64_t n, std::int64_t k,
-                         int num_sms, bool b_scale_per_row) {
+Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, bool allow_256, MBlocks m_blocks_of) {
   const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && allow_256 ? 256 : 0};
   const int forced_m = env::tune_block_m();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
@@ -158,10 +176,10 @@ Fp8GemmConfig choose_all(std::int64_t rows, bool allow_256, MBlocks m_blocks_of,
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
   if (forced_m > 0) {
-    choose(forced_m, m_blocks_of(forced_m), n, k, num_sms, b_scale_per_row, best, best_last_wave);
+    choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else {
     for (int block_m : candidates)
-      if (block_m > 0) choose(block_m, m_blocks_of(block_m), n, k, num_sms, b_scale_per_row, best, best_last_wave);
+      if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);
   }
   const int forced_n = env::tune_block_n();
   if (best.block_n == 0 && forced_n > 0)
@@ -175,11 +193,11 @@ Fp8GemmConfig choose_all(std::int64_t rows, bool allow_256, MBlocks m_blocks_of,
 }  // namespace
 
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
-                                     bool b_scale_per_row) {
+                                     bool b_scale_per_row, bool out_f32, int c_kind) {
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  Fp8GemmConfig best = choose_all(
-      rows, true, [&](int block_m) { return ceil_div(rows, block_m); }, n, k, num_sms, b_scale_per_row);
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
+  Fp8GemmConfig best = choose_all(p, rows, true, [&](int block_m) { return ceil_div(rows, block_m); });
   set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
@@ -187,7 +205,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
 
 Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int64_t n, std::int64_t k,
                                              std::int64_t g, std::int64_t expected_m, int num_sms,
-                                             bool b_scale_per_row) {
+                                             bool b_scale_per_row, bool out_f32, int c_kind) {
   check_shape("select_grouped_fp8_gemm_config", m, n, k, num_sms);
   if (mode < kFp8GemmContiguous || mode > kFp8GemmKGrouped)
     throw std::invalid_argument("select_grouped_fp8_gemm_config: mode must be 1 (contiguous), 2 (ragged), "
@@ -204,8 +222,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
     return mode == kFp8GemmRagged ? std::min(blocks, ceil_div(rows, block_m) + g) : blocks;
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
-  Fp8GemmConfig best =
-      choose_all(per_group, mode != kFp8GemmContiguous, m_blocks_of, n, k_per_tile, num_sms, b_scale_per_row);
+  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind};
+  Fp8GemmConfig best = choose_all(p, per_group, mode != kFp8GemmContiguous, m_blocks_of);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0);
   if (env::print_configs()) {

@@ -11,6 +11,7 @@ struct Fp8GemmConfig {
   int stages = 0;
   int num_threads = 0;
   int smem_bytes = 0;   // dynamic shared memory per CTA
+  bool tma_store = false;  // the epilogue through shared memory and TMA stores (JDG_TMA_STORE)
   int cluster = 1;      // CTAs per cluster (2: A multicast to the two tiles of adjacent N blocks)
   int grid = 0;         // persistent CTAs = min(num_sms rounded down to a multiple of cluster, tiles)
   std::int64_t tiles = 0;  // the tiles the model expects (dense: exact)
@@ -21,8 +22,9 @@ struct Fp8GemmConfig {
 // the model. Prints the choice once per (m, n, k, num_sms) when DG_PRINT_CONFIGS is set.
 // `b_scale_per_row` (1x128 B scales, read per column) lowers the BLOCK_N cap. Throws std::invalid_argument for n < 1,
 // k < 1, m < 0 or num_sms < 1.
+// `out_f32` / `c_kind` (as JDG_OUT_F32 / JDG_C_KIND) decide whether the TMA-store epilogue can be used.
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
-                                     bool b_scale_per_row = false);
+                                     bool b_scale_per_row = false, bool out_f32 = false, int c_kind = 0);
 
 // The same for the grouped GEMMs; `mode` is a JDG_GROUPED_MODE value (fp8_gemm_abi.h), m the rows of A (masked:
 // per group), g the number of groups, expected_m (masked) the expected rows per group (<= 0: m). The model sizes
@@ -31,6 +33,6 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
 // like the dense one, and for g < 1.
 Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int64_t n, std::int64_t k,
                                              std::int64_t g, std::int64_t expected_m, int num_sms,
-                                             bool b_scale_per_row = false);
+                                             bool b_scale_per_row = false, bool out_f32 = false, int c_kind = 0);
 
 }  // namespace jdg

@@ -33,6 +33,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["num_threads"] = c.num_threads;
   d["smem_bytes"] = c.smem_bytes;
   d["cluster"] = c.cluster;
+  d["tma_store"] = c.tma_store;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;
   d["waves"] = c.waves;
@@ -151,15 +152,17 @@ NB_MODULE(_C, m) {
   m.def(
       "select_fp8_gemm_config",
       [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row,
-         const std::string& grouping, std::int64_t num_groups, std::int64_t expected_m) {
+         const std::string& grouping, std::int64_t num_groups, std::int64_t expected_m, bool out_f32,
+         std::int64_t c_kind) {
         const jdg::Grouping g = jdg::parse_grouping(grouping);
+        const int sms = to_int(num_sms, "num_sms"), c = to_int(c_kind, "c_kind");
         if (g == jdg::Grouping::kDense)
-          return config_dict(jdg::select_fp8_gemm_config(m, n, k, to_int(num_sms, "num_sms"), b_scale_per_row));
+          return config_dict(jdg::select_fp8_gemm_config(m, n, k, sms, b_scale_per_row, out_f32, c));
         return config_dict(jdg::select_grouped_fp8_gemm_config(static_cast<int>(g), m, n, k, num_groups, expected_m,
-                                                               to_int(num_sms, "num_sms"), b_scale_per_row));
+                                                               sms, b_scale_per_row, out_f32, c));
       },
       "m"_a, "n"_a, "k"_a, "num_sms"_a, "b_scale_per_row"_a = false, "grouping"_a = "dense", "num_groups"_a = 1,
-      "expected_m"_a = 0,
+      "expected_m"_a = 0, "out_f32"_a = false, "c_kind"_a = 0,
       "The FP8 GEMM configuration the heuristic picks (no compilation); grouping as for compile_fp8_gemm.");
 
   m.def(

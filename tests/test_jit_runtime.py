@@ -107,6 +107,22 @@ def test_tune_cluster(monkeypatch):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
 
 
+def test_tune_tma_store(monkeypatch):
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)  # on by default
+    assert c["tma_store"] and (c["block_m"], c["block_n"]) == (256, 128)
+    assert c["stages"] == 3 and c["smem_bytes"] <= SMEM_LIMIT  # the 64 KB staging tile costs a stage
+    # Only bf16 out without C, dense or contiguous, whole 64-column atoms, N % 8 == 0.
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, out_f32=True)["tma_store"]
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, c_kind=1)["tma_store"]
+    assert not _C.select_fp8_gemm_config(4096, 7164, 16384, 132)["tma_store"]
+    assert not _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="ragged", num_groups=4)["tma_store"]
+    assert _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["tma_store"] == (
+        _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["block_n"] % 64 == 0)
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", "0")
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert not c["tma_store"] and c["stages"] == 4
+
+
 def test_heuristic_per_row_scale_cap():
     # Per-row (1x128) B scales cost the kernel registers: BLOCK_N stays at or below 176 (M = 128: 128-row tiles).
     assert _C.select_fp8_gemm_config(128, 768, 1024, 4)["block_n"] == 192

@@ -7,6 +7,7 @@
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
+#   bash tools/gpu_session.sh tma                   the TMA-store epilogue's GPU tests and the dense table without/with it
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -72,5 +73,15 @@ case "$phase" in
         grep -E "^ +[0-9]" | sed "s/^/bn=$bn /"
     done
     ;;
-  *) echo "unknown phase $phase: tests | sanitize | bench | multi | sweep"; exit 2 ;;
+  tma)
+    # The TMA-store epilogue: its GPU tests, then the dense table without (DG_TUNE_TMA_STORE=0) and with it.
+    timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k test_tma_store 2>&1 | quiet \
+      >"$OUT/tma_tests.log"
+    grep -E "FAILED|passed|failed" "$OUT/tma_tests.log" | tail -8
+    for t in 0 1; do
+      DG_TUNE_TMA_STORE=$t timeout -k 5 200 python -m jax_deepgemm bench --only dense --iters 20 \
+        --output "$OUT/dense_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/tma=$t /"
+    done
+    ;;
+  *) echo "unknown phase $phase: tests | sanitize | bench | multi | sweep | tma"; exit 2 ;;
 esac

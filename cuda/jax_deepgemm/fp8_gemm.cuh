@@ -88,6 +88,10 @@ constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged 
 #define JDG_CLUSTER 1
 #endif
 constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A through multicast
+#ifndef JDG_TMA_STORE
+#define JDG_TMA_STORE 0
+#endif
+constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memory and TMA stores
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
@@ -114,8 +118,13 @@ constexpr int kSmemSBBytes = fp8_gemm_sb_stage_bytes(kBlockN, kBScalePerRow);  /
 constexpr int kSmemBOffset = fp8_gemm_align(kStages * kSmemABytes, 1024);
 constexpr int kSmemSAOffset = kSmemBOffset + fp8_gemm_align(kStages * kSmemBBytes, 1024);
 constexpr int kSmemSBOffset = kSmemSAOffset + fp8_gemm_align(kStages * kSmemSABytes, 1024);
-constexpr int kSmemBarOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBBytes, 1024);
-constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow);
+constexpr int kSmemDOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBBytes, 1024);
+constexpr int kSmemDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;  // the bf16 output tile (TMA store)
+constexpr int kSmemBarOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 1024);
+constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore);
+// The output tile in shared memory: kBlockN / 64 atoms of [BLOCK_M rows x 64 columns] bf16, each row 128 bytes with
+// the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), one TMA store per atom.
+constexpr int kDAtomBytes = kBlockM * 128;
 // Bytes one stage receives: full boxes, OOB zero fill included.
 constexpr unsigned int kStageTxBytes =
     kSmemABytes + kSmemBBytes + kSABoxes * fp8_gemm_sa_box(kBlockM) * 4 + (kBScalePerRow ? kBlockN * 4 : 0);
@@ -146,6 +155,8 @@ static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple o
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
 static_assert(kCluster == 1 || (kCluster == 2 && kNumNBlocks % 2 == 0), "a cluster of 2 needs an even N-block count");
+static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
+              "the TMA-store epilogue takes bf16 out without C, dense or contiguous, BLOCK_N % 64 == 0, N % 8 == 0");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
@@ -467,7 +478,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
                  const __grid_constant__ jdg::TmaDescriptor tensor_map_b,
                  const __grid_constant__ jdg::TmaDescriptor tensor_map_sa,
-                 const __grid_constant__ jdg::TmaDescriptor tensor_map_sb, const jdg::Fp8GemmArgs args) {
+                 const __grid_constant__ jdg::TmaDescriptor tensor_map_sb,
+                 const __grid_constant__ jdg::TmaDescriptor tensor_map_d, const jdg::Fp8GemmArgs args) {
   using namespace jdg;
   using namespace jdg::fp8_gemm;
 
@@ -478,6 +490,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const unsigned int smem_b = smem_base + kSmemBOffset;
   const unsigned int smem_sa = smem_base + kSmemSAOffset;
   const unsigned int smem_sb = smem_base + kSmemSBOffset;
+  const unsigned int smem_d = smem_base + kSmemDOffset;
   // The same scale areas as generic pointers, for plain loads (the full barrier's wait orders them after TMA).
   const unsigned char* smem_generic = smem_raw + (smem_base - ptx::smem_addr(smem_raw));
   const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
@@ -494,6 +507,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     ptx::prefetch_tensormap(&tensor_map_b);
     ptx::prefetch_tensormap(&tensor_map_sa);
     if constexpr (kBScalePerRow) ptx::prefetch_tensormap(&tensor_map_sb);
+    if constexpr (kTmaStore) ptx::prefetch_tensormap(&tensor_map_d);
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bars + 8 * s, 1);                       // the producer's arrive_expect_tx
       // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
@@ -721,19 +735,53 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
       }
 
-      // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
-      // first. (The producer is already loading the next tile's stages meanwhile.)
+      if constexpr (kTmaStore) {
+        // Epilogue through shared memory: once the previous tile's stores have read the staging tile, every
+        // thread writes its bf16 pairs into it (swizzled: a warp's 32 four-byte writes hit 32 banks), and one
+        // thread stores each 64-column atom with TMA, clipped at M and N, without waiting: the stores overlap the
+        // next tile's main loop. (The producer is already loading the next tile's stages meanwhile.)
+        const bool issuer = threadIdx.x == 0;
+        if (issuer) ptx::bulk_wait_group_read<0>();
+        ptx::named_barrier_sync(1, kNumMathThreads);
 #pragma unroll
-      for (int v = 0; v < kWaves; ++v) {
-        const int r0 = wave_row0[v], r1 = r0 + 8;
+        for (int v = 0; v < kWaves; ++v) {
 #pragma unroll
-        for (int c = 0; c < kNumChunks; ++c) {
-          const int col = n0 + 8 * c + chunk_col;
-          if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
-          if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
+          for (int c = 0; c < kNumChunks; ++c) {
+            // Columns 8c + chunk_col (+1): atom 8c / 64, 16-byte chunk c % 8 of the row, 4 bytes per lane % 4.
+            const unsigned int atom = smem_d + (8 * c / 64) * kDAtomBytes + 4 * (lane % 4);
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int r = wave_row0[v] + 8 * half;
+              ptx::st_shared_b32(atom + r * 128 + (((c % 8) ^ (r % 8)) * 16),
+                                 ptx::pack_bf16x2(out[v][4 * c + 2 * half], out[v][4 * c + 2 * half + 1]));
+            }
+          }
+        }
+        ptx::fence_proxy_async_shared();
+        ptx::named_barrier_sync(1, kNumMathThreads);
+        if (issuer) {
+#pragma unroll
+          for (int a = 0; a < kBlockN / 64; ++a)  // atoms wholly past N (the last N tile) store nothing
+            if (n0 + 64 * a < kN) ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes, n0 + 64 * a, tile.d_row0);
+          ptx::bulk_commit_group();
+        }
+      } else {
+        // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
+        // first. (The producer is already loading the next tile's stages meanwhile.)
+#pragma unroll
+        for (int v = 0; v < kWaves; ++v) {
+          const int r0 = wave_row0[v], r1 = r0 + 8;
+#pragma unroll
+          for (int c = 0; c < kNumChunks; ++c) {
+            const int col = n0 + 8 * c + chunk_col;
+            if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
+            if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
+          }
         }
       }
     }
+    // The last tile's stores must be done with the staging tile (and their writes issued) before the CTA exits.
+    if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
   }
   // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over).

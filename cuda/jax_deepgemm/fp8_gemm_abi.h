@@ -8,6 +8,7 @@
 //                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_b,
 //                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_sa,
 //                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_sb,
+//                                           const __grid_constant__ jdg::TmaDescriptor tensor_map_d,
 //                                           const jdg::Fp8GemmArgs args);
 //
 //   JDG_N, JDG_K            problem N and K (compile-time; M is the runtime args.m)
@@ -24,10 +25,12 @@
 //   JDG_CLUSTER             optional, default 1; 2: CTAs run in clusters of two that take the two tiles of the same
 //                           rows and adjacent N blocks (ceil(N / BLOCK_N) must be even), and each loads half of the
 //                           A tile and multicasts it to both: half of A's reads from L2.
+//   JDG_TMA_STORE           optional, default 0; 1: the epilogue writes the tile into shared memory and TMA stores
+//                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
 //
 // Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
 // (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =
-// fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW). The grid depends on static shapes only; the
+// fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW, TMA_STORE). The grid depends on static shapes only; the
 // kernel counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
@@ -43,6 +46,8 @@
 //   SB: per-row B scales only (JDG_B_SCALE_PER_ROW 1; otherwise any valid map, unused): float32, 2-D over b_scale
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
+//   D: JDG_TMA_STORE 1 only (otherwise any valid map, unused): the bf16 output [M, N] as 2-byte elements, dims
+//      {N, M}, box {64, BLOCK_M}, 128-byte swizzle: one store per 64 columns of a tile, clipped at M and N.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
 //   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert
@@ -133,15 +138,23 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }
 
+// The TMA-store epilogue: bf16 out without C (the M-grouped C-less modes whose tiles own all their rows: dense and
+// contiguous; ragged and masked tiles must not write the next group's rows), whole 64-column atoms (128 bytes of
+// bf16: the 128-byte swizzle), N % 8 == 0 (16-byte row strides of D).
+constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
+  return (mode == kFp8GemmDense || mode == kFp8GemmContiguous) && !out_f32 && c_kind == 0 && block_n % 64 == 0 &&
+         n % 8 == 0;
+}
+
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B
-//   scales (per row only), stages x full + stages x empty mbarriers (8 bytes each), plus 1024 bytes of slack for
-//   aligning the base.
-constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row) {
+//   scales (per row only), the bf16 output tile (TMA store only: BLOCK_M x BLOCK_N x 2 bytes), stages x full +
+//   stages x empty mbarriers (8 bytes each), plus 1024 bytes of slack for aligning the base.
+constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row, bool tma_store) {
   return fp8_gemm_align(stages * block_m * kFp8BlockK, 1024) + fp8_gemm_align(stages * block_n * kFp8BlockK, 1024) +
          fp8_gemm_align(stages * fp8_gemm_sa_stage_bytes(block_m), 1024) +
          fp8_gemm_align(stages * fp8_gemm_sb_stage_bytes(block_n, b_scale_per_row), 1024) +
-         fp8_gemm_align(2 * stages * 8, 1024) + 1024;
+         (tma_store ? fp8_gemm_align(block_m * block_n * 2, 1024) : 0) + fp8_gemm_align(2 * stages * 8, 1024) + 1024;
 }
 
 // Scale rows are padded to a multiple of 4 floats: TMA needs 16-byte row strides.

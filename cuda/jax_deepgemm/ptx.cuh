@@ -191,6 +191,42 @@ __device__ __forceinline__ void tma_load_2d_multicast(unsigned int dst, const vo
       : "memory");
 }
 
+// 2-D tile copy shared -> global through the tensor map (elements past the map's bounds are not written), in the
+// thread's current bulk group (commit with bulk_commit_group).
+__device__ __forceinline__ void tma_store_2d(const void* tmap, unsigned int src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(tmap), "r"(src),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Wait until at most N of this thread's committed bulk groups are still reading their shared-memory source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// Wait until at most N of this thread's committed bulk groups are still in flight (writes done).
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Make this thread's generic-proxy writes to shared memory visible to the async proxy (a following TMA store).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Barrier `id` (1-15; 0 is __syncthreads) over `threads` threads (a multiple of 32) of the CTA.
+__device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
 // ----------------------------------------------------------------------------------------------- wgmma
 
 // Shared-memory matrix descriptor for a K-major tile whose rows are 128 bytes, written by TMA with the 128-byte

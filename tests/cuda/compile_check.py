@@ -39,16 +39,17 @@ def align(x, a):
     return (x + a - 1) // a * a
 
 
-def smem_bytes(bm, bn, stages, row=0):
+def smem_bytes(bm, bn, stages, row=0, tma_store=0):
     boxes = bm // 128 if bm > 128 else 1  # A-scale boxes of bm / boxes + 4 floats
     sa, sb = boxes * align((bm // boxes + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
-            align(stages * sb, 1024) + align(2 * stages * 8, 1024) + 1024)
+            align(stages * sb, 1024) + (align(bm * bn * 2, 1024) if tma_store else 0) + align(2 * stages * 8, 1024) +
+            1024)
 
 
-def max_stages(bm, bn, row=0):
+def max_stages(bm, bn, row=0, tma_store=0):
     s = 1
-    while smem_bytes(bm, bn, s + 1, row) <= MAX_SMEM:
+    while smem_bytes(bm, bn, s + 1, row, tma_store) <= MAX_SMEM:
         s += 1
     return s
 
@@ -132,7 +133,7 @@ def cfg_name(cfg):
     return ((f"{MODE_NAMES[mode]}_" if mode else "") +
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
-            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else ""))
+            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -208,13 +209,15 @@ def sweep(quick: bool):
     macro_combos = list(itertools.product([0, 1, 2], [0, 1], [0, 1], [(0, 0), (0, 1), (1, 0), (1, 1)]))
     shapes = [(2112, 7168), (130, 208), (7168, 2048), (1, 16), (4096, 200 // 16 * 16)]
 
-    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0), mode=0, cluster=1):
+    def cfg(bm, bn, st, n, k, ckind=0, out32=0, row=0, e=(0, 0), mode=0, cluster=1, tma_store=0):
         c = {"N": n, "K": k, "BLOCK_M": bm, "BLOCK_N": bn, "STAGES": st, "A_E5M2": e[0], "B_E5M2": e[1],
              "B_SCALE_PER_ROW": row, "OUT_F32": out32, "C_KIND": ckind}
         if mode:
             c["GROUPED_MODE"] = mode
         if cluster > 1:
             c["CLUSTER"] = cluster
+        if tma_store:
+            c["TMA_STORE"] = 1
         return c
 
     # The grouped modes (no C): each with 128x128 and per-row B scales, a straddling and a dividing BLOCK_N, and
@@ -237,6 +240,9 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
         for bm, bn in [(256, 128), (128, 192), (64, 32)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 7168, 16384, cluster=2), True))
+        for bm, bn, row, mode in [(256, 128, 0, 0), (128, 192, 0, 0), (64, 64, 1, 0), (128, 128, 0, 1)]:
+            jobs.append((cfg(bm, bn, max_stages(bm, bn, row, 1), 7168, 2048, row=row, mode=mode, tma_store=1), True))
+        jobs.append((cfg(256, 128, max_stages(256, 128, 0, 1) + 1, 7168, 2048, tma_store=1), False))
         for ckind, out32, row, e in [(1, 0, 0, (0, 0)), (2, 1, 1, (1, 0)), (0, 1, 1, (0, 1)), (2, 0, 0, (1, 1))]:
             jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
         jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))

@@ -67,8 +67,12 @@ def _time(fn, *args, repeats: int) -> float:
     return float(np.median(samples))
 
 
+def _on_gpu() -> bool:
+    return any(runtime.is_sm90(d) for d in runtime.cuda_devices())
+
+
 def run(shape: MoEShape | None = None, *, repeats: int | None = None, seed: int = 0) -> dict:
-    on_gpu = any(runtime.is_sm90(d) for d in runtime.cuda_devices())
+    on_gpu = _on_gpu()
     shape = shape or (GPU_SHAPE if on_gpu else CPU_SHAPE)
     repeats = repeats or (20 if on_gpu else 3)
     key_params, key_x = jax.random.split(jax.random.key(seed))
@@ -136,12 +140,14 @@ def _expert_parallel(shape: MoEShape, params: dict, x: jax.Array, one_device, re
 
 
 def main(argv=None) -> int:
-    results = run()
-    shape = results["shape"]
-    print(f"FP8 MoE layer demo on {results['backend']} ({results['device']}); "
-          f"kernels: {'Hopper FP8 kernels' if results['kernels'] else 'pure-JAX reference'}")
+    on_gpu = _on_gpu()
+    shape = GPU_SHAPE if on_gpu else CPU_SHAPE
+    # Said first: compiling the FP8, bf16 and float32 layers (and their kernels) takes a minute or two on a GPU.
+    print(f"FP8 MoE layer demo on {jax.default_backend()} ({jax.devices()[0].device_kind}); "
+          f"kernels: {'Hopper FP8 kernels' if on_gpu and runtime.use_kernels() else 'pure-JAX reference'}")
     print(f"  tokens={shape.tokens} hidden={shape.hidden} intermediate={shape.intermediate} "
-          f"experts={shape.experts} top_k={shape.top_k}")
+          f"experts={shape.experts} top_k={shape.top_k}", flush=True)
+    results = run(shape)
     print("  accuracy vs the same layer in float32 (calc_diff = 1 - 2<x,y>/(|x|^2+|y|^2), lower is better):")
     print(f"    {'':<14} {'fp8':>9} {'bf16':>9}")
     for key in results["fp8_diff"]:

@@ -15,7 +15,7 @@ export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR="${DG_JIT_CACHE_DIR:-/tmp/jdg-cache}"
 phase="${1:-tests}"
 shift || true
 # XLA's teardown lines after a device error repeat for every buffer: keep logs readable.
-quiet() { grep -v -E "^E[0-9]{4} |Source Location Trace|cuda_status.cc|^$"; }
+quiet() { grep --line-buffered -v -E "^E[0-9]{4} |Source Location Trace|cuda_status.cc|^$"; }
 
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee "$OUT/machine.txt"
 python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
@@ -60,13 +60,13 @@ case "$phase" in
     ;;
   bench)
     timeout 420 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
-    timeout 120 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
+    timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;
   multi)
     nvidia-smi -L
     timeout 420 python -I -m pytest tests/test_multi_gpu.py -q -rs -p no:cacheprovider 2>&1 | quiet | tee "$OUT/multi.log" |
       tail -15
-    timeout 150 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
+    timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;
   sweep)
     for bn in ${@:-0 64 128 144 160 192}; do

@@ -117,10 +117,7 @@ def test_inside_scan(config):
 # ---------------------------------------------------------------------------------------- TMA-store epilogue
 # Only bf16 output without C, dense or contiguous, whole 64-column atoms, N % 8 == 0 (fp8_gemm_tma_store_supported).
 
-@pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (256, 128, 0)],
-                ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
-def tma_store(request, monkeypatch):
-    """The TMA-store epilogue with 3, 2 and 1 column atoms per tile, and the register epilogue in its place."""
+def _forced_tile(request, monkeypatch):
     block_m, block_n, on = request.param
     monkeypatch.setenv("DG_TUNE_BLOCK_M", str(block_m))
     monkeypatch.setenv("DG_TUNE_BLOCK_N", str(block_n))
@@ -129,6 +126,20 @@ def tma_store(request, monkeypatch):
     jax.clear_caches()
     yield request.param
     jax.clear_caches()
+
+
+@pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (256, 128, 0)],
+                ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+def tma_store(request, monkeypatch):
+    """The TMA-store epilogue with 3, 2 and 1 column atoms per tile, and the register epilogue in its place."""
+    yield from _forced_tile(request, monkeypatch)
+
+
+@pytest.fixture(params=[(64, 128, 1), (128, 64, 1), (256, 128, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+def tma_store_per_row(request, monkeypatch):
+    """The same with 1x128 B scales (widths up to 176, 128 at 256 rows), whose stages are released after the
+    promotion rather than before it."""
+    yield from _forced_tile(request, monkeypatch)
 
 
 def _check_tma_store(capfd, kind, params):
@@ -152,6 +163,15 @@ def test_tma_store_dense(tma_store, capfd, m, n, k):
     _check_tma_store(capfd, "fp8_gemm", tma_store)
     assert_matches(out, expected, bound, BF16)
     np.testing.assert_array_equal(np.asarray(jax.jit(dg.fp8_gemm_nt)(a, b).astype(F32)), np.asarray(out.astype(F32)))
+
+
+def test_tma_store_dense_per_row_scales(tma_store_per_row, capfd):
+    m, n, k = 520, 384, 640
+    a, b = dense._operands(m, n, k, per_row=True)
+    expected, bound = dense._expected(a, b)
+    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    _check_tma_store(capfd, "fp8_gemm", tma_store_per_row)
+    assert_matches(out, expected, bound, BF16)
 
 
 @pytest.mark.parametrize("name", ["all_padding", "garbage_32bit", "ids_change_inside_blocks", "ids_change_at_64",

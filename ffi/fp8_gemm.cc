@@ -321,8 +321,8 @@ ffi::Error Initialize(std::int32_t device, Fp8GemmState* state) {
   return loaded.has_value() ? ffi::Error::Success() : loaded.error();
 }
 
-// EXECUTE: check the buffers, encode the two tensor maps, launch. No allocation, no synchronisation. `extra` is C
-// (dense) or the int32 group data (grouped).
+// EXECUTE: check the buffers, encode the tensor maps (A, B, A scales; per-row B scales and D where the kernel reads
+// them), launch. No allocation, no synchronisation. `extra` is C (dense) or the int32 group data (grouped).
 ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state, ffi::AnyBuffer a,
                    ffi::AnyBuffer a_scale, ffi::AnyBuffer b, ffi::AnyBuffer b_scale,
                    std::optional<ffi::AnyBuffer> extra, std::optional<ffi::AnyBuffer> k_grouped_c,

@@ -5,6 +5,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,9 @@ NB_MODULE(_C, m) {
          std::int64_t c_kind) {
         const jdg::Grouping g = jdg::parse_grouping(grouping);
         const int sms = to_int(num_sms, "num_sms"), c = to_int(c_kind, "c_kind");
+        if (c < 0 || c > 2)
+          throw std::invalid_argument("select_fp8_gemm_config: c_kind must be 0 (none), 1 (bf16) or 2 (f32), got " +
+                                      std::to_string(c));
         if (g == jdg::Grouping::kDense)
           return config_dict(jdg::select_fp8_gemm_config(m, n, k, sms, b_scale_per_row, out_f32, c));
         return config_dict(jdg::select_grouped_fp8_gemm_config(static_cast<int>(g), m, n, k, num_groups, expected_m,

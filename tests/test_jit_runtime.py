@@ -114,6 +114,8 @@ def test_tune_tma_store(monkeypatch):
     # Only bf16 out without C, dense or contiguous, whole 64-column atoms, N % 8 == 0.
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, out_f32=True)["tma_store"]
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, c_kind=1)["tma_store"]
+    with pytest.raises(ValueError, match="c_kind must be 0"):
+        _C.select_fp8_gemm_config(4096, 7168, 16384, 132, c_kind=3)
     assert not _C.select_fp8_gemm_config(4096, 7164, 16384, 132)["tma_store"]
     assert not _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="ragged", num_groups=4)["tma_store"]
     assert _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["tma_store"] == (

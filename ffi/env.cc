@@ -65,5 +65,11 @@ int tune_block_n() { return positive_int("DG_TUNE_BLOCK_N"); }
 int tune_cluster() { return positive_int("DG_TUNE_CLUSTER"); }
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
 bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
+// Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.
+std::optional<bool> tune_acc_pipeline() {
+  const auto value = get("DG_TUNE_ACC_PIPELINE");
+  if (!value) return std::nullopt;
+  return *value != "0";
+}
 
 }  // namespace jdg::env

@@ -16,6 +16,9 @@
 //                                  1 or unset: none
 //   DG_TUNE_TMA_STORE              (tuning) 0: the register epilogue everywhere; unset or 1: the TMA-store epilogue
 //                                  wherever the configuration allows it
+//   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the
+//                                  configuration allows it (BLOCK_M <= 128, BLOCK_N <= 128); unset: the heuristics
+//                                  decide (two, but for k-grouped)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -43,5 +46,6 @@ int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a 
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
+std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
 
 }  // namespace jdg::env

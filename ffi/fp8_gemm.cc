@@ -91,6 +91,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
     << "_" << (p.out_f32 ? "f32" : "bf16") << "_c" << p.c_kind;
   if (c.cluster > 1) s << "_x" << c.cluster;
   if (c.tma_store) s << "_ts";
+  if (c.acc_pipeline) s << "_ap";
   return s.str();
 }
 
@@ -111,6 +112,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c) {
   if (grouped(p)) s << "#define JDG_GROUPED_MODE " << mode(p) << "\n";
   if (c.cluster > 1) s << "#define JDG_CLUSTER " << c.cluster << "\n";
   if (c.tma_store) s << "#define JDG_TMA_STORE 1\n";
+  if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
 }

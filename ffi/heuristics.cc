@@ -9,8 +9,9 @@
 //     waves x (BLOCK_N x BLOCK_M / 128 + kTileOverhead),   waves = ceil(tiles / num_sms)
 // We therefore
 //   1. take BLOCK_M 64 when M <= 64 (one consumer warpgroup, no wasted rows), 128 when M <= 128 (two consumer
-//      warpgroups, twice the reuse of every B tile), else the better of 128 and 256 (each warpgroup two 64-row
-//      waves: every B tile serves 256 rows, a quarter fewer operand bytes per FLOP);
+//      warpgroups, twice the reuse of every B tile; 64-row tiles measured 0-6% slower at M = 128, NOTES 8), else
+//      the better of 128 and 256 (each warpgroup two 64-row waves: every B tile serves 256 rows, a quarter fewer
+//      operand bytes per FLOP);
 //   2. over the (BLOCK_M, BLOCK_N) candidates, minimise the cost above;
 //   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A);
@@ -29,13 +30,28 @@
 // mode), for sweeps and for testing every configuration.
 // Grouped GEMMs use the same model with the tiles they are expected to have: each group's rows
 //     r = M / G (contiguous, ragged: the rows spread evenly) or expected_m (masked)
-// choose BLOCK_M as M does for dense (contiguous: 64 or 128 only, its experts' runs being 128-row aligned) and give
-// G * ceil(r / BLOCK_M) M blocks (contiguous: ceil(M / BLOCK_M), its groups being runs of whole blocks); the grid
-// comes from the static bound fp8_gemm_max_tiles, never from r.
+// choose BLOCK_M as M does for dense and give G * ceil(r / BLOCK_M) M blocks (ragged: at most ceil(M / BLOCK_M) + G,
+// one partial tile per group); contiguous: ceil(M / BLOCK_M), its groups being runs of whole 128-row blocks, plus at
+// 256 rows G - 1: an expert boundary may cut a 256-row tile, which then takes two passes (one per expert, each with
+// half its waves idle) and costs two tiles. Long runs (M / G >> 256) therefore take 256-row tiles, short ones 128.
+// Masked: G * (r / BLOCK_M + 1/2) (at most G * ceil(M / BLOCK_M)): masked_m scatters around expected_m, so a group's
+// last tile is on average half empty.
+// The grid comes from the static bound fp8_gemm_max_tiles, never from r.
 // K-grouped: G full M x N grids whose tiles stream about K / G each.
+// 6. Masked and k-grouped take tiles of at most 128 x 128 (a forced width may still be any the kernel takes). The
+//    model undercounts what wider or taller tiles lose there: masked tiles are few per CTA (little for the TMA store
+//    and the accumulator pipeline to overlap) and a group's partial last tile wastes more rows at 256; k-grouped's
+//    FP32 output with C and per-row scales on both sides make each promotion and epilogue dearer than
+//    kTileOverhead. Measured on an H200 (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192,
+//    256 x 128) on every masked and k-grouped shape of the benchmark.
+// 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
+//    128 x 128) is on wherever it applies but for k-grouped, where it measured 1-2% slower (NOTES 9, 11);
+//    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
-// most kMaxStages, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is all a
-// persistent CTA can usefully prefetch.
+// most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
+// all a persistent CTA can usefully prefetch. Small tiles (M = 64 / 128: 64 x 16 ... 128 x 32) stream long K with
+// little math per K block, so their speed is the bytes a CTA keeps in flight over the load latency: 16 stages of
+// 10 KB rather than 8 (benchmarks/NOTES.md, 8).
 #include "heuristics.h"
 
 #include <jax_deepgemm/fp8_gemm_abi.h>
@@ -55,7 +71,7 @@ namespace {
 constexpr int kMaxBlockN = 192;          // 128x128 B scales
 constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
 constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
-constexpr int kMaxStages = 8;
+constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 
@@ -69,10 +85,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d\n",
+                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
-                int(c.tma_store));
+                int(c.tma_store), int(c.acc_pipeline));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -92,6 +108,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_block_n() > 0) forced += " tune_block_n=" + std::to_string(env::tune_block_n());
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
   if (!env::tune_tma_store()) forced += " tune_tma_store=0";
+  if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -105,6 +122,9 @@ void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k,
 
 // 128x128 B scales: widths whose tiles need no per-chunk scale selection, or a cheap one (see the model).
 bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 160 || block_n == 192; }
+
+// Step 6 of the model: the modes whose search stops at 128 x 128 tiles.
+bool at_most_128_by_128(int mode) { return mode == kFp8GemmMasked || mode == kFp8GemmKGrouped; }
 
 // The model's cost of a configuration (see the top of the file).
 std::int64_t cost_of(const Fp8GemmConfig& c) { return c.waves * (c.block_n * c.block_m / 128 + kTileOverhead); }
@@ -130,8 +150,12 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
   const std::int64_t k_blocks = ceil_div(p.k, kFp8BlockK);
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
 
-  const int max_block_n = block_m > 128 ? kMaxBlockNTwoWaves : b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN;
   const int forced = env::tune_block_n();
+  // Masked and k-grouped search widths up to 128 only (step 6 of the model); a forced width may be any the kernel
+  // takes.
+  const int max_block_n = block_m > 128 || (at_most_128_by_128(p.mode) && forced == 0) ? kMaxBlockNTwoWaves
+                          : b_scale_per_row                                          ? kMaxBlockNPerRowScale
+                                                                                     : kMaxBlockN;
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
     if (!fp8_gemm_block_n_supported(block_n)) continue;
     if (forced > 0 ? block_n != forced : !b_scale_per_row && !cheap_block_scales(block_n)) continue;
@@ -150,6 +174,8 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     c.block_n = block_n;
     c.stages = stages;
     c.tma_store = tma_store;
+    c.acc_pipeline = env::tune_acc_pipeline().value_or(p.mode != kFp8GemmKGrouped) &&
+                     fp8_gemm_acc_pipeline_supported(block_m, block_n);
     c.tiles = m_blocks * ceil_div(n, block_n);
     c.waves = ceil_div(c.tiles, num_sms);
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
@@ -167,8 +193,8 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
 
 // Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
 template <typename MBlocks>
-Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, bool allow_256, MBlocks m_blocks_of) {
-  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && allow_256 ? 256 : 0};
+Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_of) {
+  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !at_most_128_by_128(p.mode) ? 256 : 0};
   const int forced_m = env::tune_block_m();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
     throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
@@ -197,7 +223,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
-  Fp8GemmConfig best = choose_all(p, rows, true, [&](int block_m) { return ceil_div(rows, block_m); });
+  Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
@@ -217,13 +243,15 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   if (mode == kFp8GemmMasked) per_group = expected_m > 0 ? std::min(expected_m, rows) : rows;
   if (mode == kFp8GemmKGrouped) per_group = rows;
   auto m_blocks_of = [&](int block_m) {
-    if (mode == kFp8GemmContiguous) return ceil_div(rows, block_m);
+    if (mode == kFp8GemmContiguous) return ceil_div(rows, block_m) + (block_m > 128 ? g - 1 : 0);
+    if (mode == kFp8GemmMasked)  // masked_m varies around expected_m: half a tile per group is wasted on average
+      return std::min(g * ceil_div(rows, block_m), ceil_div(g * (2 * per_group + block_m), 2 * block_m));
     const std::int64_t blocks = g * ceil_div(per_group, block_m);
     return mode == kFp8GemmRagged ? std::min(blocks, ceil_div(rows, block_m) + g) : blocks;
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
   const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind};
-  Fp8GemmConfig best = choose_all(p, per_group, mode != kFp8GemmContiguous, m_blocks_of);
+  Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0);
   if (env::print_configs()) {

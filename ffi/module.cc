@@ -35,6 +35,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["smem_bytes"] = c.smem_bytes;
   d["cluster"] = c.cluster;
   d["tma_store"] = c.tma_store;
+  d["acc_pipeline"] = c.acc_pipeline;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;
   d["waves"] = c.waves;

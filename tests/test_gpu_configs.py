@@ -1,12 +1,13 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
-64-row waves per consumer warpgroup), without and with clusters of 2 (A multicast), and the TMA-store epilogue,
-forced with DG_TUNE_BLOCK_M, DG_TUNE_CLUSTER and DG_TUNE_TMA_STORE on representative cases of every mode, against
-the float64 oracle, outputs poisoned. The configuration is chosen when XLA compiles a program, so each case clears
-JAX's caches first.
+64-row waves per consumer warpgroup), without and with clusters of 2 (A multicast), the accumulator pipeline, and
+the TMA-store epilogue, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_ACC_PIPELINE and
+DG_TUNE_TMA_STORE on representative cases of every mode, against the float64 oracle, outputs poisoned. The
+configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
 """
 
+import contextlib
 import re
 
 import jax
@@ -21,33 +22,57 @@ import jax_deepgemm as dg
 import oracle
 
 pytestmark = grouped.pytestmark
-CONFIGS = [(64, 1), (128, 2), (256, 1), (256, 2)]  # (BLOCK_M, cluster)
+# (BLOCK_M, cluster, accumulator pipeline); the pipeline takes tiles up to 128 x 128, so its cases force BLOCK_N 128
+CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1)]
 
 
-@pytest.fixture(params=CONFIGS, ids=lambda c: f"bm{c[0]}-x{c[1]}")
-def config(request, monkeypatch):
-    block_m, cluster = request.param
-    monkeypatch.setenv("DG_TUNE_BLOCK_M", str(block_m))
-    monkeypatch.setenv("DG_TUNE_CLUSTER", str(cluster))
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+@contextlib.contextmanager
+def _forced(monkeypatch, **env):
+    """Programs compiled inside see these DG_TUNE_* settings and print their configuration lines. The configuration
+    is chosen when XLA compiles a program, so JAX's caches are cleared on the way in and out."""
+    for name, value in {**env, "DG_PRINT_CONFIGS": 1}.items():
+        monkeypatch.setenv(name, str(value))
     jax.clear_caches()
-    yield request.param
+    yield
     jax.clear_caches()  # later tests compile with the heuristics' own choice
+
+
+def _last_config(capfd, kind):
+    """The configuration line of the last `kind` kernel compiled, and its numeric fields."""
+    err = capfd.readouterr().err
+    lines = [line for line in err.splitlines() if f"jax_deepgemm: {kind} " in line]
+    assert lines, err[-2000:]
+    return lines[-1], {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", lines[-1])}
+
+
+@pytest.fixture(params=CONFIGS, ids=lambda c: f"bm{c[0]}-x{c[1]}" + ("-pipe" if c[2] else ""))
+def config(request, monkeypatch):
+    block_m, cluster, pipeline = request.param
+    # one accumulator unless asked for (the heuristics' default, two wherever they apply, is what the other files test)
+    tile_n = {"DG_TUNE_BLOCK_N": 128, "DG_TUNE_ACC_PIPELINE": 1} if pipeline else {"DG_TUNE_ACC_PIPELINE": 0}
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_CLUSTER=cluster, **tile_n):
+        yield request.param
 
 
 def _check_config(capfd, kind, config):
     """The kernel of the last `kind` call had the forced configuration (a cluster wherever the N blocks pair up)."""
-    err = capfd.readouterr().err
-    lines = [line for line in err.splitlines() if f"jax_deepgemm: {kind} " in line]
-    assert lines, err[-2000:]
-    fields = dict(re.findall(r"(\w+)=(\d+)", lines[-1]))
-    block_m, cluster = config
-    n_blocks = -(-int(fields["n"]) // int(fields["block_n"]))
-    assert int(fields["block_m"]) == block_m, lines[-1]
-    assert int(fields["cluster"]) == (cluster if n_blocks % 2 == 0 else 1), lines[-1]
+    line, fields = _last_config(capfd, kind)
+    block_m, cluster, pipeline = config
+    n_blocks = -(-fields["n"] // fields["block_n"])
+    assert fields["block_m"] == block_m and fields["acc_pipeline"] == pipeline, line
+    assert fields["cluster"] == (cluster if n_blocks % 2 == 0 else 1), line
 
 
-@pytest.mark.parametrize("m,n,k", [(1000, 7168, 2048), (300, 130, 200), (257, 384, 1024)])
+def _dense_per_row_scales():
+    m, n, k = 520, 272, 640
+    a, b = dense._operands(m, n, k, per_row=True)
+    expected, bound = dense._expected(a, b)
+    assert_matches(jax.jit(dg.fp8_gemm_nt)(a, b), expected, bound, BF16)
+
+
+# K-block counts 16, 2, 8, 1, 3, 7: the accumulator pipeline's prologue and both of its tails
+@pytest.mark.parametrize("m,n,k", [(1000, 7168, 2048), (300, 130, 200), (257, 384, 1024), (200, 256, 128),
+                                   (333, 192, 384), (130, 640, 896)])
 @pytest.mark.parametrize("out_dtype", [BF16, F32])
 def test_dense(config, capfd, m, n, k, out_dtype):
     m += out_dtype == F32  # a problem of its own: the configuration line is printed once per problem and config
@@ -57,13 +82,6 @@ def test_dense(config, capfd, m, n, k, out_dtype):
     out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c)
     _check_config(capfd, "fp8_gemm", config)
     assert_matches(out, expected, bound, out_dtype)
-
-
-def _dense_per_row_scales():
-    m, n, k = 520, 272, 640
-    a, b = dense._operands(m, n, k, per_row=True)
-    expected, bound = dense._expected(a, b)
-    assert_matches(jax.jit(dg.fp8_gemm_nt)(a, b), expected, bound, BF16)
 
 
 def test_dense_per_row_scales(config, capfd):
@@ -118,42 +136,33 @@ def test_inside_scan(config):
 
 
 # ---------------------------------------------------------------------------------------- TMA-store epilogue
-# Only bf16 output without C, dense or contiguous, whole 64-column atoms, N % 8 == 0 (fp8_gemm_tma_store_supported).
-
-def _forced_tile(request, monkeypatch):
-    block_m, block_n, on = request.param
-    monkeypatch.setenv("DG_TUNE_BLOCK_M", str(block_m))
-    monkeypatch.setenv("DG_TUNE_BLOCK_N", str(block_n))
-    monkeypatch.setenv("DG_TUNE_TMA_STORE", str(on))
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    jax.clear_caches()
-    yield request.param
-    jax.clear_caches()
-
+# Only bf16 output without C, not k-grouped, whole 64-column atoms, N % 8 == 0 (fp8_gemm_tma_store_supported); ragged
+# and masked tiles take it only when all their rows are theirs, the others keep the register epilogue.
 
 @pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (256, 128, 0)],
                 ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tma_store(request, monkeypatch):
     """The TMA-store epilogue with 3, 2 and 1 column atoms per tile, and the register epilogue in its place."""
-    yield from _forced_tile(request, monkeypatch)
+    block_m, block_n, on = request.param
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=on):
+        yield request.param
 
 
 @pytest.fixture(params=[(64, 128, 1), (128, 64, 1), (256, 128, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tma_store_per_row(request, monkeypatch):
     """The same with 1x128 B scales (widths up to 176, 128 at 256 rows), whose stages are released after the
     promotion rather than before it."""
-    yield from _forced_tile(request, monkeypatch)
+    block_m, block_n, on = request.param
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=on):
+        yield request.param
 
 
 def _check_tma_store(capfd, kind, params):
     """The last `kind` kernel had the forced tile and epilogue (every case here has N % 8 == 0)."""
-    err = capfd.readouterr().err
-    lines = [line for line in err.splitlines() if f"jax_deepgemm: {kind} " in line]
-    assert lines, err[-2000:]
-    fields = dict(re.findall(r"(\w+)=(\d+)", lines[-1]))
+    line, fields = _last_config(capfd, kind)
     block_m, block_n, on = params
-    assert (int(fields["block_m"]), int(fields["block_n"])) == (block_m, block_n), lines[-1]
-    assert int(fields["n"]) % 8 == 0 and int(fields["tma_store"]) == on, lines[-1]
+    assert (fields["block_m"], fields["block_n"]) == (block_m, block_n), line
+    assert fields["n"] % 8 == 0 and fields["tma_store"] == on, line
 
 
 @pytest.mark.parametrize("m,n,k", [(1000, 7168, 2048), (257, 384, 1024), (300, 136, 200), (4096 + 64, 2048, 512),
@@ -178,6 +187,33 @@ def test_tma_store_dense_per_row_scales(tma_store_per_row, capfd):
 def test_tma_store_contiguous(tma_store, capfd, name):
     grouped.test_contiguous(name)
     _check_tma_store(capfd, "m_grouped_contiguous", tma_store)
+
+
+def test_tma_store_ragged(tma_store, capfd):
+    """Full tiles (TMA store) next to tiles cut by their group's end (register stores), empty groups, the zero tail."""
+    m, n, k = 1200, 384, 512
+    sizes = jnp.asarray([300, 256, 0, 512, 100, 0], jnp.int32)  # 1168 rows; 32 rows of zeros after them
+    a, b = grouped._lhs(m, k, "tma-ragged"), grouped._rhs(6, n, k, "tma-ragged")
+    out = jax.jit(dg.fp8_grouped_gemm_nt)(a, b, sizes)
+    _check_tma_store(capfd, "grouped_ragged", tma_store)
+    a64, b64 = grouped._deq(a, b)
+    assert_matches(out, oracle.ragged(a64, b64, np.asarray(sizes)),
+                   oracle.ragged(a64, b64, np.asarray(sizes), fn=oracle.gemm_bound), BF16)
+
+
+def test_tma_store_masked_leaves_rows_past_the_mask(tma_store, capfd):
+    """Full tiles take the TMA store; the tile the mask cuts must not write past it: those rows keep the NaN the
+    output was poisoned with."""
+    g, m, n, k = 3, 768, 384, 512
+    a = q_lhs_batched(randn(seed_of("tma-masked", g, m, k), (g, m, k)))
+    b = grouped._rhs(g, n, k, "tma-masked")
+    masked_m = jnp.asarray([512, 300, 768], jnp.int32)
+    out = jax.jit(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, 512))(a, b, masked_m)
+    _check_tma_store(capfd, "m_grouped_masked", tma_store)
+    valid = oracle.masked_valid(masked_m, g, m)
+    a64, b64 = grouped._deq(a, b)
+    assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=valid)
+    assert np.all(np.isnan(np.asarray(out.astype(F32))[~np.asarray(valid)])), "rows past the mask were written"
 
 
 def test_tma_store_inside_scan(tma_store, capfd):

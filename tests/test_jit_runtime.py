@@ -74,7 +74,7 @@ def test_heuristic(m, n, k, num_sms):
     assert c["block_m"] in ((64,) if m <= 64 else (128,) if m <= 128 else (128, 256))
     assert c["block_n"] % 16 == 0 and 16 <= c["block_n"] <= (128 if c["block_m"] == 256 else 256)
     kb = -(-k // 128)
-    assert 1 <= c["stages"] <= min(8, kb + 1)
+    assert 1 <= c["stages"] <= min(16, kb + 1)
     assert c["smem_bytes"] <= SMEM_LIMIT
     assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
@@ -89,6 +89,12 @@ def test_heuristic(m, n, k, num_sms):
         for bn in (16, 32, 64, 128, 160, 192):
             if bm < 256 or bn <= 128:
                 assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
+
+
+def test_small_tiles_keep_16_stages_in_flight():
+    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["stages"]) == (64, 16, 16) and c["smem_bytes"] <= SMEM_LIMIT
+    assert _C.select_fp8_gemm_config(64, 2112, 512, 132)["stages"] == 5  # K = 512: 4 K blocks + 1
 
 
 def test_tune_cluster(monkeypatch):
@@ -117,9 +123,12 @@ def test_tune_tma_store(monkeypatch):
     with pytest.raises(ValueError, match="c_kind must be 0"):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132, c_kind=3)
     assert not _C.select_fp8_gemm_config(4096, 7164, 16384, 132)["tma_store"]
-    assert not _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="ragged", num_groups=4)["tma_store"]
-    assert _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["tma_store"] == (
-        _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping="contiguous", num_groups=4)["block_n"] % 64 == 0)
+    for grouping in ("contiguous", "ragged", "masked"):  # the ragged and masked kernels use it for full tiles
+        c = _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping=grouping, num_groups=4)
+        assert c["tma_store"] == (c["block_n"] % 64 == 0), grouping
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")  # a width it could take, but k-grouped writes FP32 with C
+    assert not _C.select_fp8_gemm_config(4096, 7168, 4096 * 4, 132, grouping="k_grouped", num_groups=4, out_f32=True,
+                                         c_kind=2)["tma_store"]
     monkeypatch.setenv("DG_TUNE_TMA_STORE", "0")
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert not c["tma_store"] and c["stages"] == 4
@@ -321,6 +330,68 @@ def test_real_kernel_compiles_nvrtc(variant, monkeypatch):
     r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
     assert r["cache"] == "compiled" and r["compiler"].startswith("NVRTC")
     assert r["cubin_size"] > 0
+
+
+@needs_real_kernel
+@needs_nvrtc
+@pytest.mark.parametrize("variant", [dict(m=4096, n=7168, k=16384), dict(m=64, n=2112, k=7168),
+                                     dict(m=512, n=4096, k=4096, out_f32=True, c_kind=2, b_scale_per_row=True),
+                                     dict(m=8192, n=4096, k=7168, grouping="contiguous", num_groups=4)],
+                         ids=["dense", "small_m", "per_row_c", "contiguous"])
+def test_real_kernel_compiles_with_the_accumulator_pipeline(variant, monkeypatch):
+    _C.configure(str(CUDA_DIR), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "64" if variant["m"] <= 64 else "128")
+    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    assert r["config"]["acc_pipeline"] and "#define JDG_ACC_PIPELINE 1" in r["source"]
+    # "memory": the default configuration of an earlier test was the same kernel (the pipeline is on by default)
+    assert r["cache"] in ("compiled", "memory") and r["cubin_size"] > 0
+
+
+def test_tune_acc_pipeline(monkeypatch):
+    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (64, 16, True)  # on wherever it applies ...
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]  # (256-row tiles: two waves)
+    k_grouped = dict(grouping="k_grouped", num_groups=4, out_f32=True, c_kind=2, b_scale_per_row=True)
+    c = _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)
+    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (128, 128, False)  # ... but for k-grouped
+    monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
+    assert _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)["acc_pipeline"]
+    monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "0")
+    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["acc_pipeline"]
+    monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert c["acc_pipeline"] == (c["block_n"] <= 128)
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")  # three accumulator sets of 96 registers do not fit
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]
+
+
+@pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
+def test_masked_and_k_grouped_take_tiles_up_to_128_by_128(grouping, monkeypatch):
+    # Step 6 of the model: 128 x 128 measured faster than the wider / taller picks the cost alone would make.
+    kwargs = dict(grouping="k_grouped", out_f32=True, c_kind=2, b_scale_per_row=True) if grouping == "k_grouped" \
+        else dict(grouping="masked")
+    for g, m, n in [(4, 4096, 7168), (8, 7168, 2048), (2, 200, 300), (1, 4096, 4096)]:
+        extra = dict(expected_m=m) if grouping == "masked" else {}
+        c = _C.select_fp8_gemm_config(m, n, g * 4096, 132, num_groups=g, **kwargs, **extra)
+        assert c["block_m"] <= 128 and c["block_n"] <= 128, (g, m, n, c)
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "176")  # forcing may still take any width the kernel supports
+    assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_n"] == 176
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")
+    assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_m"] == 256
+
+
+def test_masked_counts_half_a_partial_tile_per_group():
+    # expected_m 512 in 2 groups of 4096 rows: 2 x (512 / 128 + 1/2) = 9 M blocks of 128 rows, not 2 x 4 nor 2 x 32
+    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, grouping="masked", num_groups=2, expected_m=512)
+    assert c["block_m"] == 128 and c["tiles"] == 9 * -(-4096 // c["block_n"]), c
+    # expected_m = M: every group fills all its tiles, nothing is added
+    c = _C.select_fp8_gemm_config(256, 4096, 7168, 132, grouping="masked", num_groups=2, expected_m=256)
+    assert c["tiles"] == 2 * (256 // c["block_m"]) * -(-4096 // c["block_n"]), c
 
 
 @needs_real_kernel

@@ -3,11 +3,14 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
+#   bash tools/gpu_session.sh par                   the GPU test files in 5 parallel processes (fits one call)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
+#   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
+#   bash tools/gpu_session.sh pipe                  the accumulator pipeline's GPU tests and 128 x 128 tiles without/with
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
-#   bash tools/gpu_session.sh tma                   the TMA-store epilogue's GPU tests and the dense table without/with it
+#   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -32,6 +35,23 @@ case "$phase" in
     timeout 540 python -I -m pytest "${@:-tests}" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests.log"
     grep -E "passed|failed|FAILED|ERROR" "$OUT/tests.log" | tail -15
     ;;
+  par)
+    # The GPU test files split over parallel processes sharing the one GPU and the kernel cache: JIT compiles
+    # dominate the serial run (~9 min for test_gpu_configs.py alone) and the machine has 16 cores.
+    rm -rf "$DG_JIT_CACHE_DIR"
+    part() {
+      local name=$1; shift
+      timeout -k 5 "${JDG_PAR_LIMIT:-500}" python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_$name.log"
+      echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"
+      grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5
+    }
+    part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py &
+    part grouped tests/test_gpu_grouped.py &
+    part configs_small tests/test_gpu_configs.py -k "not tma_store and (bm64 or bm128)" &
+    part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
+    part tma_store tests/test_gpu_configs.py -k "tma_store" &
+    wait
+    ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
     # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster / TMA-store
@@ -41,11 +61,11 @@ case "$phase" in
     mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
-    race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan))"
+    race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
         memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=480 ;;   # JDG_SANITIZE_K: another -k selection
-        racecheck) sel=${JDG_SANITIZE_K:-$race}; limit=300 ;;
+        racecheck) sel=${JDG_SANITIZE_K:-$race}; limit=480 ;;
         threads)
           timeout -k 5 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
           grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5
@@ -62,6 +82,34 @@ case "$phase" in
     timeout 420 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
     timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;
+  ab)
+    # A change's measurement: the full table, then in the same run the rows that compare it with other choices
+    # (the small-M dense shapes with one accumulator; the grouped table at forced 128 x 128 tiles).
+    timeout -k 5 330 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
+    small_m=(); for m in 64 128; do for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
+      small_m+=(--shape "$m,$nk"); done; done
+    DG_TUNE_ACC_PIPELINE=0 timeout -k 5 90 python -m jax_deepgemm bench --only dense --iters 20 \
+      --output "$OUT/dense_small_m_pipe0.json" "${small_m[@]}" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/pipe=0 /"
+    DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 150 python -m jax_deepgemm bench --only grouped --iters 20 \
+      --output "$OUT/grouped_128x128.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/128x128 /"
+    ;;
+  pipe)
+    # The accumulator pipeline (DG_TUNE_ACC_PIPELINE=1): its GPU tests, then 128 x 128 tiles without and with it
+    # (the default picks' numbers are in the `ab` / `bench` tables).
+    timeout -k 5 170 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k pipe 2>&1 |
+      quiet >"$OUT/pipe_tests.log"
+    grep -E "FAILED|passed|failed" "$OUT/pipe_tests.log" | tail -8
+    for t in 0 1; do
+      DG_TUNE_ACC_PIPELINE=$t DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 60 python -m jax_deepgemm bench \
+        --only dense --iters 20 --output "$OUT/dense_pipe$t.json" --shape 4096,7168,16384 --shape 4096,4096,7168 \
+        --shape 4096,7168,2048 --shape 128,7168,16384 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/pipe=$t /"
+    done
+    for t in 0 1; do
+      DG_TUNE_ACC_PIPELINE=$t DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 120 python -m jax_deepgemm bench \
+        --only grouped --iters 20 --output "$OUT/grouped_pipe$t.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" |
+        sed "s/^/pipe=$t /"
+    done
+    ;;
   multi)
     nvidia-smi -L
     timeout 420 python -I -m pytest tests/test_multi_gpu.py -q -rs -p no:cacheprovider 2>&1 | quiet | tee "$OUT/multi.log" |
@@ -76,13 +124,16 @@ case "$phase" in
     done
     ;;
   tma)
-    # The TMA-store epilogue: its GPU tests, then the dense table without (DG_TUNE_TMA_STORE=0) and with it.
+    # The TMA-store epilogue: its GPU tests, then the tables without (DG_TUNE_TMA_STORE=0) and with it
+    # (`tma dense` or `tma grouped`: one of them; default both).
     timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k test_tma_store 2>&1 | quiet \
       >"$OUT/tma_tests.log"
     grep -E "FAILED|passed|failed" "$OUT/tma_tests.log" | tail -8
-    for t in 0 1; do
-      DG_TUNE_TMA_STORE=$t timeout -k 5 200 python -m jax_deepgemm bench --only dense --iters 20 \
-        --output "$OUT/dense_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/tma=$t /"
+    for only in ${@:-dense grouped}; do
+      for t in 0 1; do
+        DG_TUNE_TMA_STORE=$t timeout -k 5 200 python -m jax_deepgemm bench --only "$only" --iters 20 \
+          --output "$OUT/${only}_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]|^[a-z_]+ +\[" | sed "s/^/tma=$t /"
+      done
     done
     ;;
   *) echo "unknown phase $phase: tests | sanitize | bench | multi | sweep | tma"; exit 2 ;;

@@ -92,6 +92,10 @@ constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A through mu
 #define JDG_TMA_STORE 0
 #endif
 constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memory and TMA stores
+#ifndef JDG_ACC_PIPELINE
+#define JDG_ACC_PIPELINE 0
+#endif
+constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K block kb+1's wgmmas run while kb promotes
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
@@ -155,8 +159,10 @@ static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple o
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
 static_assert(kCluster == 1 || (kCluster == 2 && kNumNBlocks % 2 == 0), "a cluster of 2 needs an even N-block count");
+static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
+              "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
-              "the TMA-store epilogue takes bf16 out without C, dense or contiguous, BLOCK_N % 64 == 0, N % 8 == 0");
+              "the TMA-store epilogue takes bf16 out without C, not k-grouped, BLOCK_N % 64 == 0, N % 8 == 0");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
@@ -600,6 +606,102 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       }
     };
 
+    // JDG_ACC_PIPELINE: one pass over a tile's K blocks with two accumulators, so that the tensor cores always have
+    // this warpgroup's next K block queued while it promotes the previous one (with one accumulator the promotion
+    // waits for the wgmmas and the next wgmmas for the promotion; two warpgroups that wait on the same full barrier
+    // tend to run in phase and leave the tensor cores idle during both promotions). kWaves == 1: the wave is this
+    // warpgroup's 64 rows. A K block's stage is released once its wgmmas are done and (per-row B scales) its column
+    // scales read; so two stages are held at a time, and the producer works on the others.
+    float acc_next[kAccRegs];
+    auto pipelined_pass = [&](const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks], bool all_rows,
+                              bool keep0, bool keep1, int& stage, unsigned int& phase) {
+      const int n0 = tile.n_block * kBlockN;
+      const int r0 = wave_row0[0], box = r0 / kSABoxRows;
+      // Issue K block kb's wgmmas into `a` from stage `st` (its B block scales into `sb` first: their global-load
+      // latency hides behind the wait).
+      auto issue = [&](float (&a)[kAccRegs], float (&sb)[kMaxBScaleBlocks], int kb, int st, unsigned int ph) {
+        if constexpr (!kBScalePerRow) {
+#pragma unroll
+          for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
+        }
+        ptx::mbarrier_wait(full_bars + 8 * st, ph);
+        const unsigned long long desc_a =
+            ptx::make_smem_desc_sw128(smem_a + st * kSmemABytes + warpgroup * 64 * kBlockK);
+        const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + st * kSmemBBytes);
+        ptx::fence_operands(a);
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kBlockK / 32; ++k)
+          ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(a, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
+        ptx::wgmma_commit_group();
+      };
+      // K block in stage `st`, whose wgmmas into `a` are complete: promote it into out[0], release the stage.
+      auto finish = [&](float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], int st) {
+        ptx::fence_operands(a);
+        const float* sa_stage = sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3);
+        const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+        const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+        const unsigned int empty = empty_bars + 8 * st;
+        if constexpr (kBScalePerRow) {
+          const Float2* col_scales = sb_stages + st * (kSmemSBBytes / 8) + chunk_col / 2;
+          if (kContiguous && !all_rows) {
+            promote_per_row<kContiguous>(out[0], a, col_scales, sa0, sa1, keep0, keep1);
+          } else {
+            promote_per_row<false>(out[0], a, col_scales, sa0, sa1, true, true);
+          }
+          __syncwarp();  // every lane has read its scales before the stage is released
+          release(empty);
+        } else {
+          release(empty);
+          if (kContiguous && !all_rows) {
+            promote_blocks<kContiguous>(out[0], a, sb, sa0, sa1, n0 % 128, keep0, keep1);
+          } else {
+            promote_blocks<false>(out[0], a, sb, sa0, sa1, n0 % 128, true, true);
+          }
+        }
+      };
+      auto advance = [&] {
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1u;
+        }
+      };
+
+      // The two accumulators alternate (acc: even steps, acc_next: odd), unrolled by two so that each is a fixed
+      // set of registers; the steady-state loop has the same waits on every path (ptxas serializes the wgmmas when
+      // it cannot tell which group a wait retires). `sb_*` hold the in-flight K blocks' B block scales, `st_*` their
+      // stages.
+      float sb_even[kMaxBScaleBlocks], sb_odd[kMaxBScaleBlocks];
+      const int kb_end = tile.kb0 + tile.num_kb;
+      int kb = tile.kb0, st_even = stage, st_odd = 0;
+      issue(acc, sb_even, kb, stage, phase);
+      advance();
+      for (; kb + 2 < kb_end; kb += 2) {
+        st_odd = stage;
+        issue(acc_next, sb_odd, kb + 1, stage, phase);
+        advance();
+        ptx::wgmma_wait_group<1>();  // kb's group is done; kb + 1's runs on
+        finish(acc, sb_even, st_even);
+        st_even = stage;
+        issue(acc, sb_even, kb + 2, stage, phase);
+        advance();
+        ptx::wgmma_wait_group<1>();
+        finish(acc_next, sb_odd, st_odd);
+      }
+      if (kb + 1 < kb_end) {  // two K blocks left, kb's in flight
+        st_odd = stage;
+        issue(acc_next, sb_odd, kb + 1, stage, phase);
+        advance();
+        ptx::wgmma_wait_group<1>();
+        finish(acc, sb_even, st_even);
+        ptx::wgmma_wait_group<0>();
+        finish(acc_next, sb_odd, st_odd);
+      } else {
+        ptx::wgmma_wait_group<0>();
+        finish(acc, sb_even, st_even);
+      }
+    };
+
     int stage = 0;
     unsigned int phase = 0;
     for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
@@ -653,6 +755,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
         }
 
+        if constexpr (kAccPipeline) {
+          if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
+            pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+            continue;
+          }
+        }
         for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
           const unsigned int empty = empty_bars + 8 * stage;
           if (!any_active) {
@@ -735,26 +843,33 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
       }
 
-      if constexpr (kTmaStore) {
+      // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
+      // choice is uniform over the CTA, as the named barriers below need.
+      constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
+      if (kTmaStore && (kTilesOwnRows || tile.rows == kBlockM)) {
         // Epilogue through shared memory: once the previous tile's stores have read the staging tile, every
-        // thread writes its bf16 pairs into it (swizzled: a warp's 32 four-byte writes hit 32 banks), and one
+        // warp writes its bf16 fragments into it with stmatrix (swizzled, conflict-free), and one
         // thread stores each 64-column atom with TMA, clipped at M and N, without waiting: the stores overlap the
         // next tile's main loop. (The producer is already loading the next tile's stages meanwhile.)
         const bool issuer = threadIdx.x == 0;
         if (issuer) ptx::bulk_wait_group_read<0>();
         ptx::named_barrier_sync(1, kNumMathThreads);
+        // One stmatrix per 16 x 16 block: matrices (rows +0, chunk c), (rows +8, c), (+0, c + 1), (+8, c + 1) of the
+        // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom q / 8,
+        // chunk (q % 8) ^ (r % 8) of the row (an 8-lane group's 8 rows hit 8 different 16-byte bank groups).
+        static_assert(kNumChunks % 2 == 0, "");
+        const int my_half = (lane / 8) % 2, my_chunk_step = lane / 16;
 #pragma unroll
         for (int v = 0; v < kWaves; ++v) {
+          const int r = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + 8 * my_half + lane % 8;
 #pragma unroll
-          for (int c = 0; c < kNumChunks; ++c) {
-            // Columns 8c + chunk_col (+1): atom 8c / 64, 16-byte chunk c % 8 of the row, 4 bytes per lane % 4.
-            const unsigned int atom = smem_d + (8 * c / 64) * kDAtomBytes + 4 * (lane % 4);
-#pragma unroll
-            for (int half = 0; half < 2; ++half) {
-              const int r = wave_row0[v] + 8 * half;
-              ptx::st_shared_b32(atom + r * 128 + (((c % 8) ^ (r % 8)) * 16),
-                                 ptx::pack_bf16x2(out[v][4 * c + 2 * half], out[v][4 * c + 2 * half + 1]));
-            }
+          for (int c = 0; c < kNumChunks; c += 2) {
+            const int q = c + my_chunk_step;
+            ptx::stmatrix_x4(smem_d + (q / 8) * kDAtomBytes + r * 128 + (((q % 8) ^ (r % 8)) * 16),
+                             ptx::pack_bf16x2(out[v][4 * c + 0], out[v][4 * c + 1]),
+                             ptx::pack_bf16x2(out[v][4 * c + 2], out[v][4 * c + 3]),
+                             ptx::pack_bf16x2(out[v][4 * c + 4], out[v][4 * c + 5]),
+                             ptx::pack_bf16x2(out[v][4 * c + 6], out[v][4 * c + 7]));
           }
         }
         ptx::fence_proxy_async_shared();

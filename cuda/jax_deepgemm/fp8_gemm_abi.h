@@ -27,6 +27,8 @@
 //                           A tile and multicasts it to both: half of A's reads from L2.
 //   JDG_TMA_STORE           optional, default 0; 1: the epilogue writes the tile into shared memory and TMA stores
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
+//   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
+//                           while the last one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
 //
 // Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
 // (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =
@@ -46,8 +48,9 @@
 //   SB: per-row B scales only (JDG_B_SCALE_PER_ROW 1; otherwise any valid map, unused): float32, 2-D over b_scale
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
-//   D: JDG_TMA_STORE 1 only (otherwise any valid map, unused): the bf16 output [M, N] as 2-byte elements, dims
-//      {N, M}, box {64, BLOCK_M}, 128-byte swizzle: one store per 64 columns of a tile, clipped at M and N.
+//   D: JDG_TMA_STORE 1 only (otherwise any valid map, unused): the bf16 output [rows of D, N] as 2-byte elements
+//      (masked: G * group_m rows), dims {N, rows}, box {64, BLOCK_M}, 128-byte swizzle: one store per 64 columns
+//      of a tile, clipped at the last row and at N.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
 //   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert
@@ -138,13 +141,18 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }
 
-// The TMA-store epilogue: bf16 out without C (the M-grouped C-less modes whose tiles own all their rows: dense and
-// contiguous; ragged and masked tiles must not write the next group's rows), whole 64-column atoms (128 bytes of
-// bf16: the 128-byte swizzle), N % 8 == 0 (16-byte row strides of D).
+// The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), whole 64-column
+// atoms (128 bytes of bf16: the 128-byte swizzle), N % 8 == 0 (16-byte row strides of D). Dense and contiguous tiles
+// own all their rows (a TMA store clips the M tail); ragged and masked tiles take it only when all BLOCK_M rows are
+// theirs: a partial tile's rows past its group belong to the next group (ragged) or must stay untouched (masked),
+// so it keeps the register epilogue.
 constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
-  return (mode == kFp8GemmDense || mode == kFp8GemmContiguous) && !out_f32 && c_kind == 0 && block_n % 64 == 0 &&
-         n % 8 == 0;
+  return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 64 == 0 && n % 8 == 0;
 }
+
+// The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two
+// waves' results) and three accumulator sets of BLOCK_N / 2 registers within the consumers' budget (BLOCK_N <= 128).
+constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) { return block_m <= 128 && block_n <= 128; }
 
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B

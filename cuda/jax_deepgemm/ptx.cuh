@@ -227,6 +227,16 @@ __device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v)
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+// Four 8x8 matrices of 16-bit elements from a warp's fragments into shared memory: lane l holds element pair
+// (row l / 4, columns 2 (l % 4), +1) of matrix j in r_j (the mma / wgmma accumulator layout), and gives the address
+// of row l % 8 of matrix l / 8 (16 bytes, 16-byte aligned).
+__device__ __forceinline__ void stmatrix_x4(unsigned int row_addr, unsigned int r0, unsigned int r1, unsigned int r2,
+                                            unsigned int r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(row_addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
 // ----------------------------------------------------------------------------------------------- wgmma
 
 // Shared-memory matrix descriptor for a K-major tile whose rows are 128 bytes, written by TMA with the 128-byte

@@ -51,6 +51,7 @@ case "$phase" in
     part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
     part tma_store tests/test_gpu_configs.py -k "tma_store" &
     wait
+    [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 150 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
     ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
@@ -84,14 +85,18 @@ case "$phase" in
     ;;
   ab)
     # A change's measurement: the full table, then in the same run the rows that compare it with other choices
-    # (the small-M dense shapes with one accumulator; the grouped table at forced 128 x 128 tiles).
+    # (every grouped mode and the M = 4096 dense shapes at forced 128 x 128 tiles; the small-M dense shapes with one
+    # accumulator).
     timeout -k 5 330 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
-    small_m=(); for m in 64 128; do for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
-      small_m+=(--shape "$m,$nk"); done; done
-    DG_TUNE_ACC_PIPELINE=0 timeout -k 5 90 python -m jax_deepgemm bench --only dense --iters 20 \
-      --output "$OUT/dense_small_m_pipe0.json" "${small_m[@]}" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/pipe=0 /"
     DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 150 python -m jax_deepgemm bench --only grouped --iters 20 \
-      --output "$OUT/grouped_128x128.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/128x128 /"
+      --output "$OUT/grouped_128x128.json" 2>&1 | quiet | tee "$OUT/grouped_128x128.log" | grep -E "^[a-z_]+ +\[" | sed "s/^/128x128 /"
+    large=(); small_m=()
+    for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
+      large+=(--shape "4096,$nk"); small_m+=(--shape "64,$nk" --shape "128,$nk"); done
+    DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 90 python -m jax_deepgemm bench --only dense --iters 20 \
+      --output "$OUT/dense_4096_128x128.json" "${large[@]}" 2>&1 | quiet | tee "$OUT/dense_4096_128x128.log" | grep -E "^ +[0-9]" | sed "s/^/128x128 /"
+    DG_TUNE_ACC_PIPELINE=0 timeout -k 5 90 python -m jax_deepgemm bench --only dense --iters 20 \
+      --output "$OUT/dense_small_m_pipe0.json" "${small_m[@]}" 2>&1 | quiet | tee "$OUT/dense_small_m_pipe0.log" | grep -E "^ +[0-9]" | sed "s/^/pipe=0 /"
     ;;
   pipe)
     # The accumulator pipeline (DG_TUNE_ACC_PIPELINE=1): its GPU tests, then 128 x 128 tiles without and with it

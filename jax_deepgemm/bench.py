@@ -153,8 +153,9 @@ def _commit() -> str:
     if os.environ.get("JDG_COMMIT"):
         return os.environ["JDG_COMMIT"]
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        # "-dirty" when the tree differs from HEAD (a device copy of a working tree): then JDG_COMMIT should say
+        return subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
+                              text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 

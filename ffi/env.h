@@ -8,6 +8,8 @@
 //   DG_JIT_PTXAS_VERBOSE           ask ptxas for register/spill statistics and print the compiler log
 //   DG_JIT_PRINT_COMPILER_COMMAND  print every compiler command line
 //   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
+//   DG_PROFILE_WAITS               (profiling) kernels compiled while set count the cycles their pipeline barrier
+//                                  waits take and print them for the first CTAs' producer and first consumer
 //   DG_POISON_OUTPUTS              (tests) fill every kernel output with NaN bytes before the launch, so that an
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
 //   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel
@@ -42,6 +44,7 @@ bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
 bool poison_outputs();                // DG_POISON_OUTPUTS
+bool profile_waits();                 // DG_PROFILE_WAITS
 int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a positive integer
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise

@@ -334,6 +334,24 @@ def test_real_kernel_compiles_nvrtc(variant, monkeypatch):
 
 @needs_real_kernel
 @needs_nvrtc
+@pytest.mark.parametrize("variant", [dict(m=64, n=2112, k=7168), dict(m=4096, n=7168, k=16384),
+                                     dict(m=4096, n=7168, k=4 * 8192, grouping="k_grouped", num_groups=4,
+                                          out_f32=True, c_kind=2, b_scale_per_row=True)],
+                         ids=["small_m", "dense_256_rows", "k_grouped"])
+def test_profile_waits_variant_is_its_own_kernel(variant, monkeypatch):
+    # DG_PROFILE_WAITS compiles a separately named kernel (never confused with the default one in the cache) whose
+    # barrier waits are timed and printed; it must compile (device printf under NVRTC) for every kind of tile.
+    _C.configure(str(CUDA_DIR), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    default = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    monkeypatch.setenv("DG_PROFILE_WAITS", "1")
+    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    assert r["kernel"] == default["kernel"] + "_pw" and r["cache"] == "compiled" and r["cubin_size"] > 0
+    assert "#define JDG_PROFILE_WAITS 1" in r["source"] and "JDG_PROFILE_WAITS" not in default["source"]
+
+
+@needs_real_kernel
+@needs_nvrtc
 @pytest.mark.parametrize("variant", [dict(m=4096, n=7168, k=16384), dict(m=64, n=2112, k=7168),
                                      dict(m=512, n=4096, k=4096, out_f32=True, c_kind=2, b_scale_per_row=True),
                                      dict(m=8192, n=4096, k=7168, grouping="contiguous", num_groups=4)],

@@ -11,6 +11,7 @@
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
+#   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier-wait and epilogue cycles of a few kernels
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -141,5 +142,20 @@ case "$phase" in
       done
     done
     ;;
-  *) echo "unknown phase $phase: tests | sanitize | bench | multi | sweep | tma"; exit 2 ;;
+  waits)
+    # Who waits: the first CTAs' producer (on empty stages: the consumers set the pace) and first consumer thread (on
+    # full stages: the loads do), against the kernel's cycles; DG_PRINT_CONFIGS names each kernel's tiles.
+    export DG_PROFILE_WAITS=1 DG_PRINT_CONFIGS=1
+    run() { echo "## $*"; timeout -k 5 90 python tools/profile_one.py "$@" 2>&1 | quiet | grep -v "^I[0-9]"; }
+    {
+      run dense 64,2112,7168
+      run dense 128,7168,16384
+      run dense 4096,7168,16384
+      DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 run dense 4096,7168,16384
+      run k_grouped 4,4096,7168,8192
+      DG_TUNE_ACC_PIPELINE=1 run k_grouped 4,4096,7168,8192
+      run k_grouped 4,7168,2048,8192
+    } | tee "$OUT/waits.log"
+    ;;
+  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | multi | sweep | tma | waits"; exit 2 ;;
 esac

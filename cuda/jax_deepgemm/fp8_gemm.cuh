@@ -96,6 +96,10 @@ constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memor
 #define JDG_ACC_PIPELINE 0
 #endif
 constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K block kb+1's wgmmas run while kb promotes
+#ifndef JDG_PROFILE_WAITS
+#define JDG_PROFILE_WAITS 0
+#endif
+constexpr bool kProfileWaits = JDG_PROFILE_WAITS != 0;  // count the cycles spent in pipeline barrier waits
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
@@ -480,6 +484,21 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
 
 // ------------------------------------------------------------------------------------------------ the kernel
 
+namespace jdg::fp8_gemm {
+
+// A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
+__device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity, unsigned long long& waited) {
+  if constexpr (kProfileWaits) {
+    const long long start = clock64();
+    ptx::mbarrier_wait(bar, parity);
+    waited += static_cast<unsigned long long>(clock64() - start);
+  } else {
+    ptx::mbarrier_wait(bar, parity);
+  }
+}
+
+}  // namespace jdg::fp8_gemm
+
 extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
                  const __grid_constant__ jdg::TmaDescriptor tensor_map_b,
@@ -488,6 +507,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                  const __grid_constant__ jdg::TmaDescriptor tensor_map_d, const jdg::Fp8GemmArgs args) {
   using namespace jdg;
   using namespace jdg::fp8_gemm;
+  // JDG_PROFILE_WAITS: this thread's cycles in pipeline barrier waits and (consumers) in epilogues, its K blocks.
+  const long long kernel_start = kProfileWaits ? clock64() : 0;
+  unsigned long long waited = 0, epilogue_cycles = 0;
+  int profiled_k_blocks = 0;
 
   // Dynamic shared memory, base rounded up to 1024 bytes (the ABI reserves 1024 bytes of slack for it).
   extern __shared__ unsigned char smem_raw[];
@@ -554,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             if (lane == 0) {
               // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
               // With a cluster, both CTAs' consumers: this producer's A half lands in both.
-              ptx::mbarrier_wait(empty_bars + 8 * stage, phase ^ 1u);
+              wait_stage(empty_bars + 8 * stage, phase ^ 1u, waited);
               const unsigned int full = full_bars + 8 * stage;
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
               if constexpr (kCluster > 1) {
@@ -624,7 +647,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #pragma unroll
           for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
         }
-        ptx::mbarrier_wait(full_bars + 8 * st, ph);
+        wait_stage(full_bars + 8 * st, ph, waited);
         const unsigned long long desc_a =
             ptx::make_smem_desc_sw128(smem_a + st * kSmemABytes + warpgroup * 64 * kBlockK);
         const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + st * kSmemBBytes);
@@ -766,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           if (!any_active) {
             // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
             // below counts for this round of the empty barrier, not the previous one), then release it.
-            ptx::mbarrier_wait(full_bars + 8 * stage, phase);
+            wait_stage(full_bars + 8 * stage, phase, waited);
             release(empty);
             if (++stage == kStages) {
               stage = 0;
@@ -782,7 +805,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           }
 
           // Wait for the stage's TMA bytes (tiles and scales).
-          ptx::mbarrier_wait(full_bars + 8 * stage, phase);
+          wait_stage(full_bars + 8 * stage, phase, waited);
           // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
           const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
           const Float2* col_scales = sb_stages + stage * (kSmemSBBytes / 8) + chunk_col / 2;
@@ -843,6 +866,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
       }
 
+      const long long epilogue_start = kProfileWaits ? clock64() : 0;
+      if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
       // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
       // choice is uniform over the CTA, as the named barriers below need.
       constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
@@ -894,9 +919,20 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           }
         }
       }
+      if constexpr (kProfileWaits) epilogue_cycles += static_cast<unsigned long long>(clock64() - epilogue_start);
     }
     // The last tile's stores must be done with the staging tile (and their writes issued) before the CTA exits.
     if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
+  }
+  if constexpr (kProfileWaits) {
+    // The first CTAs' TMA-issuing producer lane and first consumer thread: a producer that waits long found the ring
+    // full (the consumers set the pace); a consumer that waits long found it empty (the loads do).
+    // The consumer also reports its epilogues' cycles and its K blocks (of all passes, counted once per tile).
+    const bool producer = warpgroup == kNumMathWarpgroups && warp == 4 * kNumMathWarpgroups && lane == 0;
+    if ((producer || threadIdx.x == 0) && blockIdx.x < 4)
+      printf("jax_deepgemm waits: cta %d %s waited %llu of %lld cycles; epilogues %llu cycles, %d K blocks\n",
+             static_cast<int>(blockIdx.x), producer ? "producer (empty stages)" : "consumer (full stages)", waited,
+             clock64() - kernel_start, epilogue_cycles, profiled_k_blocks);
   }
   // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over).

@@ -20,7 +20,7 @@
 //                                  wherever the configuration allows it
 //   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the
 //                                  configuration allows it (BLOCK_M <= 128, BLOCK_N <= 128); unset: the heuristics
-//                                  decide (two, but for k-grouped)
+//                                  decide (two wherever they fit)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once

@@ -45,7 +45,7 @@
 //    kTileOverhead. Measured on an H200 (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192,
 //    256 x 128) on every masked and k-grouped shape of the benchmark.
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
-//    128 x 128) is on wherever it applies but for k-grouped, where it measured 1-2% slower (NOTES 9, 11);
+//    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
@@ -173,8 +173,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     c.block_n = block_n;
     c.stages = stages;
     c.tma_store = tma_store;
-    c.acc_pipeline = env::tune_acc_pipeline().value_or(p.mode != kFp8GemmKGrouped) &&
-                     fp8_gemm_acc_pipeline_supported(block_m, block_n);
+    c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
     c.tiles = m_blocks * ceil_div(n, block_n);
     c.waves = ceil_div(c.tiles, num_sms);
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;

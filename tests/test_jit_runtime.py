@@ -374,11 +374,10 @@ def test_tune_acc_pipeline(monkeypatch):
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]  # (256-row tiles: two waves)
     k_grouped = dict(grouping="k_grouped", num_groups=4, out_f32=True, c_kind=2, b_scale_per_row=True)
     c = _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)
-    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (128, 128, False)  # ... but for k-grouped
-    monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
-    assert _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)["acc_pipeline"]
+    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (128, 128, True)  # k-grouped included
     monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "0")
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["acc_pipeline"]
+    assert not _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)["acc_pipeline"]
     monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)

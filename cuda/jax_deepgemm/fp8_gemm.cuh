@@ -421,17 +421,19 @@ __device__ __forceinline__ void add_to(float& out, float v, bool keep) {
 }
 
 // Promotion with per-column B scales: this thread's two columns of each 8-column chunk, a float2 of the stage's
-// scales in shared memory (columns past N hold TMA's zero fill, and their products are zero too). Left alone, the
-// compiler hoists all BLOCK_N/8 loads to the top and spills the accumulators; making the next group's address
-// depend on this group's results (an empty asm) bounds the scales in flight. keep0 / keep1: see add_to.
+// scales at shared address `col_scales` + 32 bytes per chunk (columns past N hold TMA's zero fill, and their products
+// are zero too). Left alone, the compiler hoists all BLOCK_N/8 loads to the top and spills the accumulators; making
+// the next group's address depend on this group's results (an empty asm) bounds the scales in flight. keep0 /
+// keep1: see add_to.
 template <bool kRowMask>
 __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
-                                                const Float2* col_scales, float sa0, float sa1, bool keep0,
+                                                unsigned int col_scales, float sa0, float sa1, bool keep0,
                                                 bool keep1) {
   constexpr int kScaleGroup = 8;
 #pragma unroll
   for (int c = 0; c < kNumChunks; ++c) {
-    const Float2 sb = col_scales[4 * c];
+    Float2 sb;
+    ptx::ld_shared_f32x2(col_scales + 32 * c, sb.x, sb.y);
     add_to<kRowMask>(out[4 * c + 0], sa0 * sb.x * acc[4 * c + 0], keep0);
     add_to<kRowMask>(out[4 * c + 1], sa0 * sb.y * acc[4 * c + 1], keep0);
     add_to<kRowMask>(out[4 * c + 2], sa1 * sb.x * acc[4 * c + 2], keep1);
@@ -523,7 +525,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   // The same scale areas as generic pointers, for plain loads (the full barrier's wait orders them after TMA).
   const unsigned char* smem_generic = smem_raw + (smem_base - ptx::smem_addr(smem_raw));
   const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
-  const Float2* sb_stages = reinterpret_cast<const Float2*>(smem_generic + kSmemSBOffset);
   const unsigned int full_bars = smem_base + kSmemBarOffset;  // kStages x 8 bytes
   const unsigned int empty_bars = full_bars + 8 * kStages;    // kStages x 8 bytes
 
@@ -616,6 +617,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     for (int v = 0; v < kWaves; ++v) wave_row0[v] = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + lane / 4;
     const int chunk_col = 2 * (lane % 4);
 
+    // wgmma descriptors of stage 0 (this warpgroup's first A rows, the B tile); stage s adds s * the stage size >> 4 to
+    // the start-address field, which cannot carry out of it (shared addresses < 2^18). Every A and B block starts on
+    // a 1024-byte boundary, so the field's low 6 bits are 0 and the K steps (+2k, k < 4) can be ORed in: a 32-bit
+    // operation, where an add would be a 64-bit one (computing descriptors is most of a K block's non-FFMA work).
+    const unsigned long long desc_a0 = ptx::make_smem_desc_sw128(smem_a + warpgroup * kWaves * 64 * kBlockK);
+    const unsigned long long desc_b0 = ptx::make_smem_desc_sw128(smem_b);
     float acc[kAccRegs];          // tensor-core accumulator of one 128-wide K block (shared by the waves)
     float out[kWaves][kAccRegs];  // promoted FP32 result of the tile, per wave
 
@@ -625,7 +632,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       if constexpr (kCluster > 1) {
         if (lane < kCluster) ptx::mbarrier_arrive_cluster(empty, static_cast<unsigned int>(lane));
       } else {
-        if (lane == 0) ptx::mbarrier_arrive(empty);
+        ptx::mbarrier_arrive_if_lane0(empty, lane);
       }
     };
 
@@ -648,14 +655,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
         }
         wait_stage(full_bars + 8 * st, ph, waited);
-        const unsigned long long desc_a =
-            ptx::make_smem_desc_sw128(smem_a + st * kSmemABytes + warpgroup * 64 * kBlockK);
-        const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + st * kSmemBBytes);
+        const unsigned long long desc_a = desc_a0 + st * (kSmemABytes >> 4);
+        const unsigned long long desc_b = desc_b0 + st * (kSmemBBytes >> 4);
         ptx::fence_operands(a);
         ptx::wgmma_fence();
 #pragma unroll
         for (int k = 0; k < kBlockK / 32; ++k)
-          ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(a, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
+          ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(a, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
         ptx::wgmma_commit_group();
       };
       // K block in stage `st`, whose wgmmas into `a` are complete: promote it into out[0], release the stage.
@@ -666,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
         const unsigned int empty = empty_bars + 8 * st;
         if constexpr (kBScalePerRow) {
-          const Float2* col_scales = sb_stages + st * (kSmemSBBytes / 8) + chunk_col / 2;
+          const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
           if (kContiguous && !all_rows) {
             promote_per_row<kContiguous>(out[0], a, col_scales, sa0, sa1, keep0, keep1);
           } else {
@@ -808,8 +814,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           wait_stage(full_bars + 8 * stage, phase, waited);
           // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
           const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
-          const Float2* col_scales = sb_stages + stage * (kSmemSBBytes / 8) + chunk_col / 2;
-          const unsigned long long desc_b = ptx::make_smem_desc_sw128(smem_b + stage * kSmemBBytes);
+          const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
+          const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
 
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
@@ -820,14 +826,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the
               // tensor-core accumulator restarts at zero every K block (the promotion below does the long
               // accumulation in FP32).
-              const unsigned long long desc_a = ptx::make_smem_desc_sw128(
-                  smem_a + stage * kSmemABytes + (warpgroup * kWaves + v) * 64 * kBlockK);
+              const unsigned long long desc_a = desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4);
               ptx::fence_operands(acc);
               ptx::wgmma_fence();
 #pragma unroll
               for (int k = 0; k < kBlockK / 32; ++k) {
-                // k * 32 bytes further along the swizzled row = + 2k in the descriptor's (address >> 4) field.
-                ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a + 2 * k, desc_b + 2 * k, k > 0 ? 1u : 0u);
+                // k * 32 bytes further along the swizzled row = 2k in the descriptor's (address >> 4) field (ORed in).
+                ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
               }
               ptx::wgmma_commit_group();
               ptx::wgmma_wait_group<0>();

@@ -95,6 +95,16 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
   asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
+// mbarrier_arrive by lane 0 of the warp alone, predicated inside the asm rather than behind a branch: a branch on the
+// lane splits the warp, and ptxas then keeps values computed after it (the stage index, the wgmma descriptors) in
+// vector registers, moving them to uniform ones before every wgmma.
+__device__ __forceinline__ void mbarrier_arrive_if_lane0(unsigned int bar, int lane) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.eq.s32 p, %1, 0;\n@p mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(lane)
+      : "memory");
+}
+
 // Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
 // Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one). The
 // consumers arrive after their wgmmas completed (wait_group), so the reads of the stage are over; the default
@@ -223,6 +233,12 @@ __device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Two consecutive floats from shared memory, in this position among the volatile asm statements (the barrier waits
+// that make the data visible come before it).
+__device__ __forceinline__ void ld_shared_f32x2(unsigned int addr, float& x, float& y) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+
 __device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
@@ -273,11 +289,10 @@ __device__ __forceinline__ void fence_operands(float (&r)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
-// Scheduling barrier: from here on the compiler must treat `p` as computed from `v`, so loads through `p` cannot
-// be hoisted above the computation of `v`. Emits no instruction.
-template <typename T>
-__device__ __forceinline__ void depend_on(const T*& p, float v) {
-  asm volatile("" : "+l"(p) : "f"(v));
+// Scheduling barrier: from here on the compiler must treat `shared_address` as computed from `v`, so loads from it
+// cannot be hoisted above the computation of `v`. Emits no instruction.
+__device__ __forceinline__ void depend_on(unsigned int& shared_address, float v) {
+  asm volatile("" : "+r"(shared_address) : "f"(v));
 }
 
 // ----------------------------------------------------------------------------------------------- registers

@@ -6,8 +6,9 @@ For a sweep of configurations this generates the wrapper source the runtime gene
 runtime uses them: --gpu-architecture=sm_90a -std=c++17 -default-device -I<repo>/cuda, plus verbose ptxas), and a
 few with nvcc. It fails on any error or warning, checks that a stage count one past the shared-memory limit is
 rejected by the kernel's static_assert, and reports registers and spills per configuration. With cuobjdump (and
-nvdisasm) on PATH it also checks the SASS: 4 QGMMA per K block and no local-memory traffic unless ptxas reported
-spills.
+nvdisasm) on PATH it also checks the SASS: 4 QGMMA per K block, no local-memory traffic unless ptxas reported
+spills, and the promotion's FFMAs interleaving their yield flags (without a CUDA toolkit:
+`pip install --target DIR nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, then DIR/nvidia/cu13/bin on PATH).
 
     python3 tests/cuda/compile_check.py            # full sweep
     python3 tests/cuda/compile_check.py --quick    # a dozen configurations
@@ -161,7 +162,20 @@ def log_problems(log):
     return bad
 
 
-def check_sass(cubin: bytes, spilled: bool):
+def ffma_yield_flags(sass: str) -> list[int]:
+    """The yield flag of every FFMA in cuobjdump's SASS listing (instruction line with the low word, next line the
+    high word)."""
+    lines = sass.splitlines()
+    flags = []
+    for i, line in enumerate(lines[:-1]):
+        if re.search(r"\*/\s+(@!?U?P\w+\s+)?FFMA\b", line):
+            high = re.search(r"/\* (0x[0-9a-f]{16}) \*/", lines[i + 1])
+            if high:
+                flags.append((int(high.group(1), 16) >> 45) & 1)
+    return flags
+
+
+def check_sass(cubin: bytes, spilled: bool, block_m: int, block_n: int):
     """(ok, message). Skipped (ok) when cuobjdump is not on PATH."""
     if not shutil.which("cuobjdump"):
         return True, "sass: skipped (no cuobjdump)"
@@ -182,10 +196,22 @@ def check_sass(cubin: bytes, spilled: bool):
     if local and not spilled:
         ok = False
         msgs.append(f"{local} LDL/STL without reported spills")
+    # DeepGEMM patched its cubins so that consecutive FFMAs of the promotion alternate the yield flag of their
+    # control bits (bit 45 of an instruction's second 64-bit word), letting the other warpgroup issue its wgmmas
+    # between them; nvcc 13 emits that interleave itself where there is another warpgroup to yield to (BLOCK_M >=
+    # 128: 30-60% of the FFMAs carry the flag cleared; one consumer warpgroup, BLOCK_M = 64: none do). Check it still
+    # does where the promotion is long (BLOCK_N >= 64: 32 or more FFMAs per K block).
+    yields = ffma_yield_flags(sass)
+    if block_m >= 128 and block_n >= 64 and len(yields) >= 32:
+        cleared = yields.count(0)
+        if not 0.25 <= cleared / len(yields) <= 0.75:
+            ok = False
+            msgs.append(f"FFMA yield flags not interleaved ({cleared} of {len(yields)} cleared)")
     warn_serial = "serializ" in sass.lower()
     if warn_serial:
         msgs.append("serialization note in SASS")
-    return ok, "sass: " + (", ".join(msgs) if msgs else f"{len(gmma)}x {gmma[0] if gmma else '-'}, local ops {local}")
+    summary = f"{len(gmma)}x {gmma[0] if gmma else '-'}, local ops {local}, FFMA yields {yields.count(0)}/{len(yields)}"
+    return ok, "sass: " + (", ".join(msgs) if msgs else summary)
 
 
 def run_one(job):
@@ -198,7 +224,7 @@ def run_one(job):
         res["regs"], res["spill"] = parse_ptxas(log)
         spilled = bool(res["spill"] and (res["spill"][1] or res["spill"][2]))
         if ok:
-            res["sass_ok"], res["sass"] = check_sass(cubin, spilled)
+            res["sass_ok"], res["sass"] = check_sass(cubin, spilled, cfg["BLOCK_M"], cfg["BLOCK_N"])
     else:
         # must fail, through our static_assert (False: the one about shared memory; a string: the one saying that)
         reason = expect_ok or "do not fit in shared memory"

@@ -91,13 +91,9 @@ __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
-__device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
-// mbarrier_arrive by lane 0 of the warp alone, predicated inside the asm rather than behind a branch: a branch on the
-// lane splits the warp, and ptxas then keeps values computed after it (the stage index, the wgmma descriptors) in
-// vector registers, moving them to uniform ones before every wgmma.
+// One arrival (release semantics, CTA scope) by lane 0 of the warp alone, predicated inside the asm rather than behind
+// a branch: a branch on the lane splits the warp, and ptxas then keeps values computed after it (the stage index, the
+// wgmma descriptors) in vector registers, moving them to uniform ones before every wgmma.
 __device__ __forceinline__ void mbarrier_arrive_if_lane0(unsigned int bar, int lane) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.eq.s32 p, %1, 0;\n@p mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),

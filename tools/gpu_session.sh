@@ -153,7 +153,7 @@ case "$phase" in
       run dense 4096,7168,16384
       DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 run dense 4096,7168,16384
       run k_grouped 4,4096,7168,8192
-      DG_TUNE_ACC_PIPELINE=1 run k_grouped 4,4096,7168,8192
+      DG_TUNE_ACC_PIPELINE=0 run k_grouped 4,4096,7168,8192
       run k_grouped 4,7168,2048,8192
     } | tee "$OUT/waits.log"
     ;;

@@ -481,13 +481,6 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
   }
 }
 
-}  // namespace fp8_gemm
-}  // namespace jdg
-
-// ------------------------------------------------------------------------------------------------ the kernel
-
-namespace jdg::fp8_gemm {
-
 // A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
 __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity, unsigned long long& waited) {
   if constexpr (kProfileWaits) {
@@ -499,7 +492,10 @@ __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity
   }
 }
 
-}  // namespace jdg::fp8_gemm
+}  // namespace fp8_gemm
+}  // namespace jdg
+
+// ------------------------------------------------------------------------------------------------ the kernel
 
 extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     jdg_fp8_gemm(const __grid_constant__ jdg::TmaDescriptor tensor_map_a,
@@ -522,7 +518,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const unsigned int smem_sa = smem_base + kSmemSAOffset;
   const unsigned int smem_sb = smem_base + kSmemSBOffset;
   const unsigned int smem_d = smem_base + kSmemDOffset;
-  // The same scale areas as generic pointers, for plain loads (the full barrier's wait orders them after TMA).
+  // The A-scale area as a generic pointer, for plain loads (the full barrier's wait orders them after TMA); the
+  // per-row B scales are read through their shared address (promote_per_row).
   const unsigned char* smem_generic = smem_raw + (smem_base - ptx::smem_addr(smem_raw));
   const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
   const unsigned int full_bars = smem_base + kSmemBarOffset;  // kStages x 8 bytes

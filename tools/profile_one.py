@@ -2,8 +2,10 @@
 
     ncu -k regex:jdg_ -c 1 --section SpeedOfLight python tools/profile_one.py dense 4096,7168,16384
     python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group
+    python tools/profile_one.py contiguous 4,8192,4096,7168     # G, M per group, N, K
 """
 
+import os
 import sys
 
 import jax
@@ -27,16 +29,22 @@ def operands(op, shape):
         sizes = jnp.full((g,), k, jnp.int32)
         fn = lambda a, b, s: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s)  # noqa: E731
         return fn, (dg.per_token_cast_to_fp8(normal((m, g * k))), dg.per_token_cast_to_fp8(normal((n, g * k))), sizes)
-    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped")
+    if op == "contiguous":
+        g, m, n, k = shape  # m rows per group, the groups one after the other
+        ids = jnp.repeat(jnp.arange(g, dtype=jnp.int32), m)
+        b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
+        return dg.m_grouped_fp8_gemm_nt_contiguous, (dg.per_token_cast_to_fp8(normal((g * m, k))), b, ids)
+    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped, contiguous")
 
 
 def main():
     op, shape = sys.argv[1], tuple(int(v) for v in sys.argv[2].split(","))
     fn, args = operands(op, shape)
     fn = jax.jit(fn)
-    for _ in range(3):
+    runs = int(os.environ.get("JDG_PROFILE_RUNS", "3"))  # more runs: the last ones see a warm (throttled) GPU
+    for _ in range(runs):
         jax.block_until_ready(fn(*args))
-    print(f"{op} {shape}: ran 3 times")
+    print(f"{op} {shape}: ran {runs} times")
 
 
 if __name__ == "__main__":

@@ -507,6 +507,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   using namespace jdg::fp8_gemm;
   // JDG_PROFILE_WAITS: this thread's cycles in pipeline barrier waits and (consumers) in epilogues, its K blocks.
   const long long kernel_start = kProfileWaits ? clock64() : 0;
+  const unsigned long long kernel_start_ns = kProfileWaits ? ptx::global_timer_ns() : 0;
   unsigned long long waited = 0, epilogue_cycles = 0;
   int profiled_k_blocks = 0;
 
@@ -927,14 +928,15 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
   }
   if constexpr (kProfileWaits) {
-    // The first CTAs' TMA-issuing producer lane and first consumer thread: a producer that waits long found the ring
-    // full (the consumers set the pace); a consumer that waits long found it empty (the loads do).
-    // The consumer also reports its epilogues' cycles and its K blocks (of all passes, counted once per tile).
+    // Every CTA's TMA-issuing producer lane and first consumer thread: a producer that waits long found the ring
+    // full (the consumers set the pace); a consumer that waits long found it empty (the loads do). The consumer
+    // also reports its epilogues' cycles and its K blocks (of all passes, counted once per tile); cycles over
+    // nanoseconds give the SM clock the kernel ran at (tools/waits_summary.py sums the lines up per kernel).
     const bool producer = warpgroup == kNumMathWarpgroups && warp == 4 * kNumMathWarpgroups && lane == 0;
-    if ((producer || threadIdx.x == 0) && blockIdx.x < 4)
-      printf("jax_deepgemm waits: cta %d %s waited %llu of %lld cycles; epilogues %llu cycles, %d K blocks\n",
+    if (producer || threadIdx.x == 0)
+      printf("jax_deepgemm waits: cta %d %s waited %llu of %lld cycles in %llu ns; epilogues %llu cycles, %d K blocks\n",
              static_cast<int>(blockIdx.x), producer ? "producer (empty stages)" : "consumer (full stages)", waited,
-             clock64() - kernel_start, epilogue_cycles, profiled_k_blocks);
+             clock64() - kernel_start, ptx::global_timer_ns() - kernel_start_ns, epilogue_cycles, profiled_k_blocks);
   }
   // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over).

@@ -1,0 +1,55 @@
+"""Sums up the DG_PROFILE_WAITS lines of `gpu_session.sh waits` per kernel: reads the log on stdin (sections start
+with "## <case>"), prints per section the consumers' cycles per K block (mean, min, max over every CTA of every
+launch), the share of their cycles spent waiting on full stages and in epilogues, the producers' share waiting on
+empty stages, and the SM clock (cycles over nanoseconds; the mean over CTAs), also for the last launch alone.
+
+    bash tools/gpu_session.sh waits        # calls this on its log
+    python tools/waits_summary.py < waits.log
+"""
+
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"cta (\d+) (producer|consumer) \S+ stages\) waited (\d+) of (\d+) cycles in (\d+) ns; "
+                  r"epilogues (\d+) cycles, (\d+) K blocks")
+
+
+def summary(case: str, rows: list[tuple]) -> str:
+    cons = [r for r in rows if r[1] == "consumer" and r[6] > 0]
+    prod = [r for r in rows if r[1] == "producer"]
+    if not cons:
+        return f"{case}: no consumer lines"
+    # The last launch (lines come launch by launch: printf's buffer is flushed at each synchronisation) shows the
+    # clock after the earlier ones warmed the GPU up.
+    grid = max(r[0] for r in cons) + 1
+    last = cons[-grid:]
+    last_mhz = statistics.mean(r[3] / r[4] * 1e3 for r in last if r[4] > 0)
+    last_kb = statistics.mean(r[3] / r[6] for r in last)
+    per_kb = [r[3] / r[6] for r in cons]
+    share = lambda num, rs: sum(num(r) for r in rs) / sum(r[3] for r in rs)  # noqa: E731
+    mhz = statistics.mean(r[3] / r[4] * 1e3 for r in cons if r[4] > 0)
+    return (f"{case}: {len(cons)} consumer threads, cycles/K block {statistics.mean(per_kb):.0f} "
+            f"(min {min(per_kb):.0f}, max {max(per_kb):.0f}); consumer waits {100 * share(lambda r: r[2], cons):.0f}%, "
+            f"epilogues {100 * share(lambda r: r[5], cons):.1f}%; producer waits "
+            f"{100 * share(lambda r: r[2], prod) if prod else 0:.0f}%; SM clock {mhz:.0f} MHz; last launch "
+            f"{last_kb:.0f} cycles/K block at {last_mhz:.0f} MHz")
+
+
+def main():
+    case, rows, out = None, [], []
+    for line in sys.stdin:
+        if line.startswith("## "):
+            if case is not None:
+                out.append(summary(case, rows))
+            case, rows = line[3:].strip(), []
+        elif m := LINE.search(line):
+            g = m.groups()
+            rows.append((int(g[0]), g[1], int(g[2]), int(g[3]), int(g[4]), int(g[5]), int(g[6])))
+    if case is not None:
+        out.append(summary(case, rows))
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()

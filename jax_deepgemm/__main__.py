@@ -118,6 +118,8 @@ def main(argv=None) -> int:
     bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
     bench.add_argument("--only", choices=("dense", "grouped"), default=None, help="one table only")
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
+    bench.add_argument("--flush-mb", type=int, default=512,
+                       help="MB written between timed calls (L2 flush and cool-down; DeepGEMM's numbers: 8192)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import main as demo_main

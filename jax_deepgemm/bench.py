@@ -1,6 +1,7 @@
 """`python -m jax_deepgemm bench`: kernel time of the FP8 GEMMs and of the same-run JAX baselines on the GPU.
 
-Timing (GPU.md's rules): every timed call is preceded by an L2 flush (a 512 MiB write, far over the 50-60 MB L2);
+Timing (GPU.md's rules): every timed call is preceded by an L2 flush (a write of `--flush-mb`, far over the 50-60 MB
+L2; see `flush_bytes`);
 the calls run under `jax.profiler` and the device's own kernel durations are read back from the trace
 (`jax.profiler.ProfileData`): for each call, the kernels that ran between its flush and the next.
 `kernel_us` is our kernel alone (the `jdg_*` CUDA kernel), the baselines count every kernel of their program
@@ -30,7 +31,11 @@ from .quantization import dequantize, per_block_cast_to_fp8, per_token_cast_to_f
 DENSE_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 DENSE_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in DENSE_NK] + [
     (1, 7168, 2048), (256, 7168, 2048), (2048, 2112, 7168), (4096, 7000, 7000)]
-_FLUSH_BYTES = 512 << 20
+# Bytes written between two timed calls (`--flush-mb`). Anything over 2x the 50-60 MB L2 empties it; the size also
+# sets how long the GPU cools down between calls, and an H100 / H200 running FP8 GEMMs back to back sits at its
+# power cap with the SM clock lowered (benchmarks/NOTES.md 14), so kernel times depend on it: DeepGEMM's numbers in
+# GPU.md were taken after 8 GB flushes.
+flush_bytes = 512 << 20
 
 
 def _trace_kernels(run) -> list[tuple[str, int, int]]:
@@ -59,11 +64,12 @@ def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
 
     The trace is split at the flush kernels (whose names a flush-only trace tells): the kernels between two
     flushes are one call's."""
-    flush = jax.jit(lambda b: b + 1.0)
-    buf = [jnp.zeros((_FLUSH_BYTES // 4,), jnp.float32)]
+    flush = jax.jit(lambda b: b + 1.0, donate_argnums=0)
+    buf = [jnp.zeros((flush_bytes // 4096, 1024), jnp.float32)]
     jitted = jax.jit(fn)
     for _ in range(3):  # compile and warm up
-        jax.block_until_ready((jitted(*args), flush(buf[0])))
+        buf[0] = flush(buf[0])
+        jax.block_until_ready((jitted(*args), buf[0]))
 
     def flush_once():
         buf[0] = flush(buf[0])
@@ -166,13 +172,15 @@ def main(args) -> int:
     if not any(runtime.is_sm90(d) for d in runtime.cuda_devices()):
         print("bench needs an sm_90 GPU (H100/H200): the kernels do not run here")
         return 1
+    global flush_bytes
+    flush_bytes = args.flush_mb << 20
     gpu = _gpu_name()
     kind = "h200" if "H200" in gpu else "h100" if "H100" in gpu else gpu.lower().replace(" ", "_")
     shapes = DENSE_SHAPES if not args.shape else [tuple(int(v) for v in s.split(",")) for s in args.shape]
     if args.only == "grouped":
         shapes = []
     rows = []
-    print(f"{gpu}: fp8_gemm_nt, kernel time (L2 flushed, median of {args.iters})")
+    print(f"{gpu}: fp8_gemm_nt, kernel time ({args.flush_mb} MB written between calls, median of {args.iters})")
     print(f"{'M':>6} {'N':>6} {'K':>6} {'us':>9} {'TFLOPS':>7} {'GB/s':>7} {'jit us':>8} | {'fp8/t':>8} "
           f"{'bf16':>8} {'deq+bf16':>8}")
     for m, n, k in shapes:
@@ -195,7 +203,8 @@ def main(args) -> int:
                   flush=True)
 
         rows += grouped_rows(args.iters, report)
-    result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "rows": rows}
+    result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "flush_mb": args.flush_mb,
+              "rows": rows}
     out = args.output or os.path.join("benchmarks", "results", f"{kind}.json")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:

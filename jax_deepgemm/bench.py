@@ -31,10 +31,10 @@ from .quantization import dequantize, per_block_cast_to_fp8, per_token_cast_to_f
 DENSE_NK = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 DENSE_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in DENSE_NK] + [
     (1, 7168, 2048), (256, 7168, 2048), (2048, 2112, 7168), (4096, 7000, 7000)]
-# Bytes written between two timed calls (`--flush-mb`). Anything over 2x the 50-60 MB L2 empties it; the size also
-# sets how long the GPU cools down between calls, and an H100 / H200 running FP8 GEMMs back to back sits at its
-# power cap with the SM clock lowered (benchmarks/NOTES.md 14), so kernel times depend on it: DeepGEMM's numbers in
-# GPU.md were taken after 8 GB flushes.
+# Bytes written between two timed calls (`--flush-mb`). Anything over 2x the 50-60 MB L2 empties it. The size also
+# sets how long the GPU idles between calls (the FP8 GEMMs run the H100 / H200 into its power cap); DeepGEMM's
+# numbers in GPU.md were taken after 8 GB flushes, and on an H200 8 GB and 512 MB gave the same kernel times
+# within 0.5% (benchmarks/NOTES.md 14).
 flush_bytes = 512 << 20
 
 

@@ -9,8 +9,8 @@
 //   DG_JIT_PRINT_COMPILER_COMMAND  print every compiler command line
 //   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
 //   DG_PROFILE_WAITS               (profiling) kernels compiled while set (named ..._pw) count the cycles their
-//                                  pipeline barrier waits and epilogues take and print them for the first CTAs'
-//                                  producer and first consumer
+//                                  pipeline barrier waits and epilogues take and print them (with the elapsed ns)
+//                                  for every CTA's producer and first consumer
 //   DG_POISON_OUTPUTS              (tests) fill every kernel output with NaN bytes before the launch, so that an
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
 //   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel

@@ -12,7 +12,6 @@
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
 #   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier-wait and epilogue cycles, SM clock of a few kernels
-#   bash tools/gpu_session.sh clocks                SM clock and power (nvidia-smi) while M = 4096 dense runs, 4 tile choices
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -168,23 +167,5 @@ case "$phase" in
     python tools/waits_summary.py <"$OUT/waits.log" | tee "$OUT/waits_summary.txt"
     grep "jax_deepgemm: " "$OUT/waits.log" | sort -u >"$OUT/waits_configs.txt"
     ;;
-  clocks)
-    # The SM clock, power and throttle reasons (nvidia-smi every 100 ms) while the M = 4096 dense shapes run with
-    # the default tiles, clusters of 2, and 128 x 128 tiles without and with clusters (kernel times in the logs).
-    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
-      --format=csv -lms 100 >"$OUT/smi.csv" &
-    smi=$!
-    large=()
-    for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do large+=(--shape "4096,$nk"); done
-    for v in default DG_TUNE_CLUSTER=2 "DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128" \
-             "DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=2"; do
-      name=$(echo "$v" | tr ' =' '_-')
-      echo "$(date -u +%H:%M:%S.%N) start $v" >>"$OUT/clocks_marks.txt"
-      env ${v/default/} timeout -k 5 120 python -m jax_deepgemm bench --only dense --iters 20 \
-        --output "$OUT/dense_$name.json" "${large[@]}" 2>&1 | quiet | tee "$OUT/dense_$name.log" | grep -E "^ +[0-9]" |
-        sed "s/^/$name /"
-    done
-    kill $smi
-    ;;
-  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | multi | sweep | tma | waits | clocks"; exit 2 ;;
+  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | multi | sweep | tma | waits"; exit 2 ;;
 esac

@@ -49,6 +49,17 @@ def _parse_shape(text: str, count: int, flag: str) -> tuple[int, ...]:
     return values
 
 
+def _flush_mb(text: str) -> int:
+    """--flush-mb: at least 128 MB, over twice the 50-60 MB L2 of an H100 / H200, or the flush would not empty it."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 128:
+        raise argparse.ArgumentTypeError(f"--flush-mb takes an int >= 128 (MB; over twice the L2), got {text!r}")
+    return value
+
+
 # warmup flag -> (grouping, the shape it takes, what it compiles): the kernels the ops lower to for that shape.
 _GROUPED_WARMUPS = {
     "contiguous": ("contiguous", "G,M,N,K", "m_grouped_fp8_gemm_nt_contiguous, M rows in all"),
@@ -118,7 +129,7 @@ def main(argv=None) -> int:
     bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
     bench.add_argument("--only", choices=("dense", "grouped"), default=None, help="one table only")
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
-    bench.add_argument("--flush-mb", type=int, default=512,
+    bench.add_argument("--flush-mb", type=_flush_mb, default=512,
                        help="MB written between timed calls (L2 flush and cool-down; DeepGEMM's numbers: 8192)")
     args = parser.parse_args(argv)
     if args.command == "demo":

@@ -69,7 +69,8 @@ def test_warmup_without_work_or_extension():
         assert "nothing to compile" in r.stderr
 
 
-@pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many")])
+@pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many"), ("bench", "--flush-mb", "64"),
+                                  ("bench", "--flush-mb", "lots")])
 def test_bad_usage_exits_2(args):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2

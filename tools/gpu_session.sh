@@ -11,7 +11,7 @@
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
-#   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier-wait and epilogue cycles, SM clock of a few kernels
+#   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"

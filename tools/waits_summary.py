@@ -16,14 +16,15 @@ LINE = re.compile(r"cta (\d+) (producer|consumer) \S+ stages\) waited (\d+) of (
 
 
 def summary(case: str, rows: list[tuple]) -> str:
-    cons = [r for r in rows if r[1] == "consumer" and r[6] > 0]
+    all_cons = [r for r in rows if r[1] == "consumer"]
+    cons = [r for r in all_cons if r[6] > 0]  # a CTA without a K block (more CTAs than tiles) has no rate
     prod = [r for r in rows if r[1] == "producer"]
     if not cons:
         return f"{case}: no consumer lines"
     # The last launch (lines come launch by launch: printf's buffer is flushed at each synchronisation) shows the
     # clock after the earlier ones warmed the GPU up.
-    grid = max(r[0] for r in cons) + 1
-    last = cons[-grid:]
+    grid = max(r[0] for r in all_cons) + 1
+    last = [r for r in all_cons[-grid:] if r[6] > 0]
     last_mhz = statistics.mean(r[3] / r[4] * 1e3 for r in last if r[4] > 0)
     last_kb = statistics.mean(r[3] / r[6] for r in last)
     per_kb = [r[3] / r[6] for r in cons]

@@ -3,6 +3,7 @@
 # shapes per tile kind, the waits profile, and the M = 4096 dense rows at 128-wide tiles, same run.
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
+cd "$(dirname "$0")/../.."
 header=cuda/jax_deepgemm/fp8_gemm.cuh
 cp "$header" /tmp/orig.cuh
 patch -p1 -s < benchmarks/experiments/a_from_registers.patch || exit 1

@@ -40,6 +40,8 @@ def operands(op, shape):
 def main():
     op, shape = sys.argv[1], tuple(int(v) for v in sys.argv[2].split(","))
     fn, args = operands(op, shape)
+    if "JDG_PROFILE_SMS" in os.environ:  # fewer persistent CTAs: how the K loop scales with the SMs that load
+        dg.set_num_sms(int(os.environ["JDG_PROFILE_SMS"]))
     fn = jax.jit(fn)
     runs = int(os.environ.get("JDG_PROFILE_RUNS", "3"))  # more runs: the last ones see a warm (throttled) GPU
     for _ in range(runs):

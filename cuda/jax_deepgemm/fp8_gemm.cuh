@@ -481,6 +481,30 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
   }
 }
 
+// The 128x128 B scales of K block kb for the (up to 3) column blocks of the tile (global loads).
+__device__ __forceinline__ void load_b_scales(float (&sb)[kMaxBScaleBlocks],
+                                              const float* const (&b_scale_blk)[kMaxBScaleBlocks], int kb) {
+#pragma unroll
+  for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
+}
+
+// The B block scales of a pass, 32 K blocks per global load: if `load`, lane l of `chunk` loads K block first + l's
+// (clamped to kb_last, so never past the pass's K range); each K block's scale is then broadcast with a shuffle.
+// Why not one load per K block where it is used: its address is warp-uniform, so ptxas keeps the value in a uniform
+// register and converts it right after the load, and the K block's wgmmas waited for the load's latency every K
+// block (NOTES 15). Predicated inside the asm so that it loads in place: behind a branch, or rotating two chunks in
+// registers, ptxas copies the loaded register at once and waits for the load there.
+__device__ __forceinline__ void load_b_scale_chunk(float (&chunk)[kMaxBScaleBlocks],
+                                                   const float* const (&b_scale_blk)[kMaxBScaleBlocks], int first,
+                                                   int kb_last, int lane, bool load) {
+  const int kb = first + lane < kb_last ? first + lane : kb_last;
+#pragma unroll
+  for (int j = 0; j < kMaxBScaleBlocks; ++j)
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p ld.global.nc.f32 %0, [%1];\n}\n"
+                 : "+f"(chunk[j])
+                 : "l"(b_scale_blk[j] + kb), "r"(static_cast<int>(load)));
+}
+
 // A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
 __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity, unsigned long long& waited) {
   if constexpr (kProfileWaits) {
@@ -648,10 +672,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // Issue K block kb's wgmmas into `a` from stage `st` (its B block scales into `sb` first: their global-load
       // latency hides behind the wait).
       auto issue = [&](float (&a)[kAccRegs], float (&sb)[kMaxBScaleBlocks], int kb, int st, unsigned int ph) {
-        if constexpr (!kBScalePerRow) {
-#pragma unroll
-          for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
-        }
+        if constexpr (!kBScalePerRow) load_b_scales(sb, b_scale_blk, kb);
         wait_stage(full_bars + 8 * st, ph, waited);
         const unsigned long long desc_a = desc_a0 + st * (kSmemABytes >> 4);
         const unsigned long long desc_b = desc_b0 + st * (kSmemBBytes >> 4);
@@ -788,7 +809,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             continue;
           }
         }
-        for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
+        // B block scales 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk): the first chunk
+        // loads here, the next one after the last K block of a chunk (its latency hides behind a K block).
+        const int kb_end = tile.kb0 + tile.num_kb;
+        float sb_chunk[kMaxBScaleBlocks] = {};
+        if constexpr (!kBScalePerRow)
+          load_b_scale_chunk(sb_chunk, b_scale_blk, tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
+        for (int kb = tile.kb0; kb < kb_end; ++kb) {
           const unsigned int empty = empty_bars + 8 * stage;
           if (!any_active) {
             // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
@@ -801,12 +828,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
             continue;
           }
-          // Issue the global scale loads before waiting for the tiles, so their latency hides behind the wait.
+          const int in_chunk = (kb - tile.kb0) % 32;
           float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
-          if constexpr (!kBScalePerRow) {
-#pragma unroll
-            for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
-          }
 
           // Wait for the stage's TMA bytes (tiles and scales).
           wait_stage(full_bars + 8 * stage, phase, waited);
@@ -833,6 +856,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
               }
               ptx::wgmma_commit_group();
+              if constexpr (!kBScalePerRow) {
+                // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
+#pragma unroll
+                for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::shfl_f32(sb_chunk[j], in_chunk);
+              }
               ptx::wgmma_wait_group<0>();
               ptx::fence_operands(acc);
               // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
@@ -861,6 +889,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           if constexpr (kBScalePerRow) {
             __syncwarp();  // every lane has read its scales before the stage is released
             release(empty);
+          } else {
+            load_b_scale_chunk(sb_chunk, b_scale_blk, kb + 1, kb_end - 1, lane, in_chunk == 31);
           }
           if (++stage == kStages) {
             stage = 0;

@@ -42,6 +42,13 @@ __device__ __forceinline__ int shfl0(int v) {
   return r;
 }
 
+// Lane `src`'s value, for every lane of the (converged) warp.
+__device__ __forceinline__ float shfl_f32(float v, int src) {
+  float r;
+  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(src));
+  return r;
+}
+
 // Warp-wide min of a signed value over all 32 lanes (the warp must be converged).
 __device__ __forceinline__ int redux_min(int v) {
   int r;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Same-run A/B of an uncommitted kernel change: the working tree's kernel headers (cuda/) against HEAD's, on the
+# dense M = 4096 rows, alternating new / old / new / old (separate kernel caches). Run from the repo root on the GPU
+# machine after the build (the package reads cuda/ at JIT time, so swapping the headers swaps the kernel):
+#   [AB_ROUNDS=2] bash benchmarks/experiments/run_ab_head.sh [extra bench args]
+set -uo pipefail
+OUT="${OUT:-./gpu-out}"
+mkdir -p "$OUT"
+shapes=()
+for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do shapes+=(--shape "4096,$nk"); done
+git diff HEAD -- cuda >"$OUT/ab_change.diff"
+cp -r cuda /tmp/ab_new_cuda
+bench() {  # label
+  DG_JIT_CACHE_DIR="/tmp/ab_cache_$1" timeout -k 5 150 python -m jax_deepgemm bench --only dense --iters 20 \
+    --output "$OUT/ab_$1_$2.json" "${shapes[@]}" "${@:3}" 2>&1 | grep -E "^ +[0-9]" | sed "s/^/$1 /"
+}
+for round in $(seq "${AB_ROUNDS:-2}"); do
+  rm -rf cuda && cp -r /tmp/ab_new_cuda cuda
+  bench new "$round" "$@"
+  git checkout -q HEAD -- cuda
+  bench old "$round" "$@"
+done
+rm -rf cuda && cp -r /tmp/ab_new_cuda cuda

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include <string>
+#include <vector>
 
 using namespace jdg;
 
@@ -23,6 +25,21 @@ using namespace jdg;
   } while (0)
 
 constexpr int kWaveABytes = 64 * 128;  // one wave's 64 x 128 FP8 A block
+
+// Shared-memory fill: a fixed pattern (FP8 e4m3 of magnitude 2^-3..2^3 with both signs), or with `random` on the
+// command line hashed bytes (every e4m3 value but NaN; as FP32 row scales never NaN or infinite), as the GEMM's
+// inputs are: does the tensor pipe's rate in cycles depend on the data?
+__constant__ int c_random_fill;
+__device__ __forceinline__ unsigned char fill_byte(int i) {
+  if (!c_random_fill)
+    return static_cast<unsigned char>((((i * 97 + 13) >> 3) & 0x80) | (0x28 + ((i * 31 + blockIdx.x) % 48)));
+  unsigned int x = static_cast<unsigned int>(i) * 2654435761u ^ (blockIdx.x * 40503u + 0x9e3779b9u);
+  x ^= x >> 15;
+  x *= 2246822519u;
+  x ^= x >> 13;
+  const unsigned char b = static_cast<unsigned char>(x >> 24);
+  return (b & 0x7f) == 0x7f ? b ^ 1 : b;
+}
 constexpr int kMaxWgs = 3, kMaxWaves = 2;
 
 // kWait: 0 = wait for each wave's group before the next (the GEMM kernel), 1 = keep one group in flight
@@ -35,8 +52,7 @@ __global__ void __launch_bounds__(kWgs * 128, 1) wgmma_rate(long long* cycles, f
   unsigned char* gbase = smem_raw + (base - raw);
   const int a_bytes = kMaxWgs * kMaxWaves * kWaveABytes, total = a_bytes + 256 * 128;
   // FP8 e4m3 values of magnitude 2^-3..2^3 with both signs, never NaN (0x7f / 0xff).
-  for (int i = threadIdx.x; i < total; i += blockDim.x)
-    gbase[i] = static_cast<unsigned char>((((i * 97 + 13) >> 3) & 0x80) | (0x28 + ((i * 31 + blockIdx.x) % 48)));
+  for (int i = threadIdx.x; i < total; i += blockDim.x) gbase[i] = fill_byte(i);
   __syncthreads();
 
   const int wg = threadIdx.x / 128;
@@ -206,8 +222,7 @@ __global__ void __launch_bounds__(384, 1) ring_rate(long long* cycles, float* si
   const unsigned int base = (raw + 1023u) & ~1023u;
   unsigned char* gbase = smem_raw + (base - raw);
   const unsigned int bars = base + kStages * kStageBytes;  // full[s] at bars + 8s, empty[s] at bars + 8 (kStages + s)
-  for (int i = threadIdx.x; i < kStages * kStageBytes; i += blockDim.x)
-    gbase[i] = static_cast<unsigned char>((((i * 97 + 13) >> 3) & 0x80) | (0x28 + ((i * 31 + blockIdx.x) % 48)));
+  for (int i = threadIdx.x; i < kStages * kStageBytes; i += blockDim.x) gbase[i] = fill_byte(i);
   if (threadIdx.x == 0) {
     for (int st = 0; st < kStages; ++st) {
       ptx::mbarrier_init(bars + 8 * st, 1);
@@ -329,13 +344,15 @@ void run_ring(const char* label, int num_sms, long long* d_cycles, float* d_sink
               kFeed == 2 ? double(kStageBytes) * kblocks * num_sms / (ms * 1e-3) / 1e12 : 0.0);
 }
 
-int main() {
+int main(int argc, char** argv) {
+  const int random_fill = argc > 1 && std::string(argv[1]) == "random";
+  CHECK(cudaMemcpyToSymbol(c_random_fill, &random_fill, sizeof(int)));
   int num_sms = 0;
   CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // every line out at once, even if a variant hangs
-  std::printf("%s, %d SMs\n", prop.name, num_sms);
+  std::printf("%s, %d SMs, %s data\n", prop.name, num_sms, random_fill ? "random" : "patterned");
   long long* d_cycles;
   float* d_sink;
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * num_sms * kMaxWgs));
@@ -360,7 +377,20 @@ int main() {
   const long long src_bytes = 24ll << 20;
   unsigned char* src;
   CHECK(cudaMalloc(&src, src_bytes));
-  CHECK(cudaMemset(src, 0x38, src_bytes));  // e4m3 1.0 (as floats, the row scales are small normal numbers)
+  if (random_fill) {  // random bytes, every e4m3 value but NaN (as in fill_byte)
+    std::vector<unsigned char> host(src_bytes);
+    unsigned long long x = 88172645463325252ull;
+    for (auto& b : host) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      b = static_cast<unsigned char>(x >> 56);
+      if ((b & 0x7f) == 0x7f) b ^= 1;
+    }
+    CHECK(cudaMemcpy(src, host.data(), src_bytes, cudaMemcpyHostToDevice));
+  } else {
+    CHECK(cudaMemset(src, 0x38, src_bytes));  // e4m3 1.0 (as floats, the row scales are small normal numbers)
+  }
   run_ring<128, 1, 6, 0>("ring 128x128 s6 no barriers", num_sms, d_cycles, d_sink, src, src_bytes);
   run_ring<128, 1, 6, 1>("ring 128x128 s6 barriers, no data", num_sms, d_cycles, d_sink, src, src_bytes);
   run_ring<128, 1, 6, 2>("ring 128x128 s6 bulk copies from L2", num_sms, d_cycles, d_sink, src, src_bytes);

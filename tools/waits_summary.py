@@ -30,7 +30,7 @@ def summary(case: str, rows: list[tuple]) -> str:
     per_kb = [r[3] / r[6] for r in cons]
     share = lambda num, rs: sum(num(r) for r in rs) / sum(r[3] for r in rs)  # noqa: E731
     mhz = statistics.mean(r[3] / r[4] * 1e3 for r in cons if r[4] > 0)
-    return (f"{case}: {len(cons)} consumer threads, cycles/K block {statistics.mean(per_kb):.0f} "
+    return (f"{case}: {len(cons)} CTA runs (CTAs x launches), cycles/K block {statistics.mean(per_kb):.0f} "
             f"(min {min(per_kb):.0f}, max {max(per_kb):.0f}); consumer waits {100 * share(lambda r: r[2], cons):.0f}%, "
             f"epilogues {100 * share(lambda r: r[5], cons):.1f}%; producer waits "
             f"{100 * share(lambda r: r[2], prod) if prod else 0:.0f}%; SM clock {mhz:.0f} MHz; last launch "

@@ -9,7 +9,7 @@ mkdir -p "$OUT"
 shapes=()
 for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do shapes+=(--shape "4096,$nk"); done
 git diff HEAD -- cuda >"$OUT/ab_change.diff"
-cp -r cuda /tmp/ab_new_cuda
+rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda  # (a copy left by an earlier run would be stale)
 bench() {  # label
   DG_JIT_CACHE_DIR="/tmp/ab_cache_$1" timeout -k 5 150 python -m jax_deepgemm bench --only dense --iters 20 \
     --output "$OUT/ab_$1_$2.json" "${shapes[@]}" "${@:3}" 2>&1 | grep -E "^ +[0-9]" | sed "s/^/$1 /"

@@ -156,6 +156,10 @@ constexpr int kNumChunks = kBlockN / 8;
 // of g = gcd(BLOCK_N, 128) modulo 128, so the worst start is 128 - g.
 constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
 constexpr int kMaxBScaleBlocks = (128 - gcd(kBlockN, 128) + kBlockN - 1) / 128 + 1;
+// The one-accumulator K loop takes a tile's B scales 32 K blocks per load (load_b_scale_chunk) where the tile lies in
+// one scale block. Tiles that may straddle two or three would hold that many more registers across the loop (ptxas
+// spills at 128 x 176, and the promotion's FFMA interleave moves at contiguous 128 x 160), so they load per K block.
+constexpr bool kBScaleChunks = !kBScalePerRow && kMaxBScaleBlocks == 1;
 
 static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64, 128 or 256");
 static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 0, "");
@@ -488,21 +492,18 @@ __device__ __forceinline__ void load_b_scales(float (&sb)[kMaxBScaleBlocks],
   for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::ldg_f32(b_scale_blk[j] + kb);
 }
 
-// The B block scales of a pass, 32 K blocks per global load: if `load`, lane l of `chunk` loads K block first + l's
-// (clamped to kb_last, so never past the pass's K range); each K block's scale is then broadcast with a shuffle.
-// Why not one load per K block where it is used: its address is warp-uniform, so ptxas keeps the value in a uniform
-// register and converts it right after the load, and the K block's wgmmas waited for the load's latency every K
-// block (NOTES 15). Predicated inside the asm so that it loads in place: behind a branch, or rotating two chunks in
+// The B block scale of a pass (kBScaleChunks), 32 K blocks per global load: if `load`, lane l's `chunk` loads K block
+// first + l's (clamped to kb_last, so never past the pass's K range); each K block's scale is then broadcast with a
+// shuffle. Why not one load per K block where it is used: its address is warp-uniform, so ptxas keeps the value in a
+// uniform register and multiplies it in between the K block's first and second wgmma, which then wait for the load
+// (NOTES 15). Predicated inside the asm so that it loads in place: behind a branch, or rotating two chunks in
 // registers, ptxas copies the loaded register at once and waits for the load there.
-__device__ __forceinline__ void load_b_scale_chunk(float (&chunk)[kMaxBScaleBlocks],
-                                                   const float* const (&b_scale_blk)[kMaxBScaleBlocks], int first,
-                                                   int kb_last, int lane, bool load) {
+__device__ __forceinline__ void load_b_scale_chunk(float& chunk, const float* b_scale_col, int first, int kb_last,
+                                                   int lane, bool load) {
   const int kb = first + lane < kb_last ? first + lane : kb_last;
-#pragma unroll
-  for (int j = 0; j < kMaxBScaleBlocks; ++j)
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p ld.global.nc.f32 %0, [%1];\n}\n"
-                 : "+f"(chunk[j])
-                 : "l"(b_scale_blk[j] + kb), "r"(static_cast<int>(load)));
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p ld.global.nc.f32 %0, [%1];\n}\n"
+               : "+f"(chunk)
+               : "l"(b_scale_col + kb), "r"(static_cast<int>(load)));
 }
 
 // A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
@@ -809,12 +810,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             continue;
           }
         }
-        // B block scales 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk): the first chunk
-        // loads here, the next one after the last K block of a chunk (its latency hides behind a K block).
+        // kBScaleChunks: the B block scale 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk):
+        // the first chunk loads here, the next one after the last K block of a chunk (a K block to land).
         const int kb_end = tile.kb0 + tile.num_kb;
-        float sb_chunk[kMaxBScaleBlocks] = {};
-        if constexpr (!kBScalePerRow)
-          load_b_scale_chunk(sb_chunk, b_scale_blk, tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
+        float sb_chunk = 0.f;
+        if constexpr (kBScaleChunks)
+          load_b_scale_chunk(sb_chunk, b_scale_blk[0], tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
         for (int kb = tile.kb0; kb < kb_end; ++kb) {
           const unsigned int empty = empty_bars + 8 * stage;
           if (!any_active) {
@@ -830,6 +831,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           }
           const int in_chunk = (kb - tile.kb0) % 32;
           float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
+          // Without chunks: the global scale loads before waiting for the tiles, so their latency hides behind the wait.
+          if constexpr (!kBScalePerRow && !kBScaleChunks) load_b_scales(sb, b_scale_blk, kb);
 
           // Wait for the stage's TMA bytes (tiles and scales).
           wait_stage(full_bars + 8 * stage, phase, waited);
@@ -856,11 +859,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
               }
               ptx::wgmma_commit_group();
-              if constexpr (!kBScalePerRow) {
-                // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
-#pragma unroll
-                for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = ptx::shfl_f32(sb_chunk[j], in_chunk);
-              }
+              // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
+              if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
               ptx::wgmma_wait_group<0>();
               ptx::fence_operands(acc);
               // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
@@ -889,8 +889,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           if constexpr (kBScalePerRow) {
             __syncwarp();  // every lane has read its scales before the stage is released
             release(empty);
-          } else {
-            load_b_scale_chunk(sb_chunk, b_scale_blk, kb + 1, kb_end - 1, lane, in_chunk == 31);
+          } else if constexpr (kBScaleChunks) {
+            load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
           }
           if (++stage == kStages) {
             stage = 0;

@@ -19,6 +19,7 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;

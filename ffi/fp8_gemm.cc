@@ -445,6 +445,19 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (r != cu::CUDA_SUCCESS)
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +
                                 cu::error_message("cuLaunchKernelEx", r));
+  if ((*loaded)->profile_report != nullptr) {  // DG_PROFILE_WAITS: print what the kernel measured (fp8_gemm_abi.h)
+    int grid = cfg.grid;
+    void* report_params[] = {&grid};
+    cu::CUlaunchConfig report{};
+    report.grid_dim[0] = report.grid_dim[1] = report.grid_dim[2] = 1;
+    report.block_dim[0] = 256;
+    report.block_dim[1] = report.block_dim[2] = 1;
+    report.stream = stream;
+    r = driver.cuLaunchKernelEx(&report, (*loaded)->profile_report, report_params, nullptr);
+    if (r != cu::CUDA_SUCCESS)
+      return ffi::Error::Internal("jdg_fp8_gemm: launching the profile report of " + state->kernel->name + ": " +
+                                  cu::error_message("cuLaunchKernelEx", r));
+  }
   return ffi::Error::Success();
 }
 

@@ -36,6 +36,9 @@ BuildResult build(const std::string& name, const std::string& source, const std:
 struct LoadedKernel {
   cu::CUcontext context = nullptr;
   cu::CUfunction function = nullptr;
+  // `<function_name>_profile_report(int grid)` where the module has one (fp8_gemm.cuh with JDG_PROFILE_WAITS): the
+  // launcher runs it after the kernel to print what the kernel measured.
+  cu::CUfunction profile_report = nullptr;
   int device = -1;
   int num_regs = 0;
   int local_bytes = 0;

@@ -113,6 +113,28 @@ def test_dense_inside_scan():
     np.testing.assert_allclose(float(total), float(np.sum(np.asarray(outs, np.float64))), rtol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,k,block_m", [(512, 2112, 1024, 256), (300, 256, 384, 128)],
+                         ids=["256_rows", "128_rows_pipelined"])
+def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch, capfd):
+    """DG_PROFILE_WAITS (tools/gpu_session.sh waits) builds a kernel that times its barrier waits; a second kernel
+    prints them after every launch. The profiled kernel must still compute the right result, and each CTA's consumer
+    and producer must report once per launch."""
+    for name, value in [("DG_PROFILE_WAITS", "1"), ("DG_TUNE_BLOCK_M", str(block_m)), ("DG_TUNE_BLOCK_N", "128")]:
+        monkeypatch.setenv(name, value)
+    a, b = _operands(m, n, k)
+    out = jax.jit(lambda a, b: dg.fp8_gemm_nt(a, b))(a, b)  # a new program: the variables are read when it compiles
+    jax.block_until_ready(out)
+    expected, bound = _expected(a, b)
+    assert_matches(out, expected, bound, BF16)
+    lines = [ln for ln in capfd.readouterr().out.splitlines() if ln.startswith("jax_deepgemm waits: cta ")]
+    consumers = [ln for ln in lines if "consumer (full stages)" in ln]
+    producers = [ln for ln in lines if "producer (empty stages)" in ln]
+    config = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms())
+    assert config["block_m"] == block_m and len(consumers) == len(producers) == config["grid"], lines[:4]
+    # the consumers' K blocks add up to tiles x K blocks per tile
+    assert sum(int(ln.split(", ")[-1].split()[0]) for ln in consumers) == config["tiles"] * -(-k // 128), lines[:4]
+
+
 def test_fp8_dot_gradients_on_gpu():
     x = randn(seed_of("dot-x"), (512, 1024), BF16, spread=False)
     w = randn(seed_of("dot-w"), (1024, 768), BF16, spread=False) / 32

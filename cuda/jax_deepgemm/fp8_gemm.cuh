@@ -100,6 +100,16 @@ constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K blo
 #define JDG_PROFILE_WAITS 0
 #endif
 constexpr bool kProfileWaits = JDG_PROFILE_WAITS != 0;  // count the cycles spent in pipeline barrier waits
+#if JDG_PROFILE_WAITS
+// JDG_PROFILE_WAITS: what a CTA's first consumer thread ([cta][0]) and TMA-issuing producer lane ([cta][1]) measured
+// (see the end of the kernel), kept in the module for jdg_fp8_gemm_profile_report.
+struct Fp8GemmProfileRecord {
+  unsigned long long waited, cycles, ns, epilogue_cycles;
+  int k_blocks, written;
+};
+constexpr int kFp8GemmProfileMaxCtas = 1024;
+__device__ Fp8GemmProfileRecord jdg_fp8_gemm_profile_records[kFp8GemmProfileMaxCtas][2];
+#endif
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
@@ -531,8 +541,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   using namespace jdg;
   using namespace jdg::fp8_gemm;
   // JDG_PROFILE_WAITS: this thread's cycles in pipeline barrier waits and (consumers) in epilogues, its K blocks.
-  const long long kernel_start = kProfileWaits ? clock64() : 0;
-  const unsigned long long kernel_start_ns = kProfileWaits ? ptx::global_timer_ns() : 0;
+#if JDG_PROFILE_WAITS
+  const long long kernel_start = clock64();
+  const unsigned long long kernel_start_ns = ptx::global_timer_ns();
+#endif
   unsigned long long waited = 0, epilogue_cycles = 0;
   int profiled_k_blocks = 0;
 
@@ -957,17 +969,25 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // The last tile's stores must be done with the staging tile (and their writes issued) before the CTA exits.
     if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
   }
-  if constexpr (kProfileWaits) {
+#if JDG_PROFILE_WAITS
+  {
     // Every CTA's TMA-issuing producer lane and first consumer thread: a producer that waits long found the ring
     // full (the consumers set the pace); a consumer that waits long found it empty (the loads do). The consumer
     // also reports its epilogues' cycles and its K blocks (of all passes, counted once per tile); cycles over
-    // nanoseconds give the SM clock the kernel ran at (tools/waits_summary.py sums the lines up per kernel).
+    // nanoseconds give the SM clock the kernel ran at. Stored, not printed: a printf here is a function call, and
+    // ptxas serializes every wgmma of a kernel that makes one (C7510); jdg_fp8_gemm_profile_report prints them.
     const bool producer = warpgroup == kNumMathWarpgroups && warp == 4 * kNumMathWarpgroups && lane == 0;
-    if (producer || threadIdx.x == 0)
-      printf("jax_deepgemm waits: cta %d %s waited %llu of %lld cycles in %llu ns; epilogues %llu cycles, %d K blocks\n",
-             static_cast<int>(blockIdx.x), producer ? "producer (empty stages)" : "consumer (full stages)", waited,
-             clock64() - kernel_start, ptx::global_timer_ns() - kernel_start_ns, epilogue_cycles, profiled_k_blocks);
+    if ((producer || threadIdx.x == 0) && blockIdx.x < kFp8GemmProfileMaxCtas) {
+      Fp8GemmProfileRecord& r = jdg_fp8_gemm_profile_records[blockIdx.x][producer ? 1 : 0];
+      r.waited = waited;
+      r.cycles = static_cast<unsigned long long>(clock64() - kernel_start);
+      r.ns = ptx::global_timer_ns() - kernel_start_ns;
+      r.epilogue_cycles = epilogue_cycles;
+      r.k_blocks = profiled_k_blocks;
+      r.written = 1;
+    }
   }
+#endif
   // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over).
   if constexpr (kCluster > 1) {
@@ -975,3 +995,20 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     ptx::cluster_sync();
   }
 }
+
+#if JDG_PROFILE_WAITS
+// Prints the records of the GEMM launched just before it on the same stream (one line per CTA and role, the format
+// tools/waits_summary.py reads) and clears them. Launched by the host with one block after every profiled GEMM.
+extern "C" __global__ void jdg_fp8_gemm_profile_report(int grid) {
+  using jdg::fp8_gemm::Fp8GemmProfileRecord;
+  const int ctas = grid < jdg::fp8_gemm::kFp8GemmProfileMaxCtas ? grid : jdg::fp8_gemm::kFp8GemmProfileMaxCtas;
+  for (int i = threadIdx.x; i < 2 * ctas; i += blockDim.x) {
+    Fp8GemmProfileRecord& r = jdg::fp8_gemm::jdg_fp8_gemm_profile_records[i / 2][i % 2];
+    if (!r.written) continue;
+    printf("jax_deepgemm waits: cta %d %s waited %llu of %llu cycles in %llu ns; epilogues %llu cycles, %d K blocks\n",
+           i / 2, i % 2 ? "producer (empty stages)" : "consumer (full stages)", r.waited, r.cycles, r.ns,
+           r.epilogue_cycles, r.k_blocks);
+    r.written = 0;
+  }
+}
+#endif

@@ -30,8 +30,10 @@
 //   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
 //                           while the last one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
-//                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds, and printf
-//                           them for every CTA's TMA-issuing producer lane and first consumer thread.
+//                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
+//                           TMA-issuing producer lane and first consumer thread, into a module global that a second
+//                           kernel, jdg_fp8_gemm_profile_report(int grid), prints; the host launches it (one block)
+//                           on the same stream after each GEMM when the module has it.
 //
 // Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
 // (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =

@@ -33,7 +33,8 @@
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
 //                           kernel, jdg_fp8_gemm_profile_report(int grid), prints; the host launches it (one block)
-//                           on the same stream after each GEMM when the module has it.
+//                           on the same stream after each GEMM when the module has it (launches of one profiled
+//                           kernel on concurrent streams would share the records: profile one at a time).
 //
 // Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
 // (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =

@@ -128,11 +128,14 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
     assert_matches(out, expected, bound, BF16)
     lines = [ln for ln in capfd.readouterr().out.splitlines() if ln.startswith("jax_deepgemm waits: cta ")]
     consumers = [ln for ln in lines if "consumer (full stages)" in ln]
+    second = [ln for ln in lines if "consumer1 (full stages)" in ln]  # BLOCK_M >= 128: two consumer warpgroups
     producers = [ln for ln in lines if "producer (empty stages)" in ln]
     config = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms())
-    assert config["block_m"] == block_m and len(consumers) == len(producers) == config["grid"], lines[:4]
-    # the consumers' K blocks add up to tiles x K blocks per tile
-    assert sum(int(ln.split(", ")[-1].split()[0]) for ln in consumers) == config["tiles"] * -(-k // 128), lines[:4]
+    assert config["block_m"] == block_m, config
+    assert len(consumers) == len(second) == len(producers) == config["grid"], lines[:6]
+    # each consumer warpgroup's K blocks add up to tiles x K blocks per tile
+    for role in (consumers, second):
+        assert sum(int(ln.split(", ")[-1].split()[0]) for ln in role) == config["tiles"] * -(-k // 128), lines[:6]
 
 
 def test_fp8_dot_gradients_on_gpu():

@@ -101,14 +101,16 @@ constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K blo
 #endif
 constexpr bool kProfileWaits = JDG_PROFILE_WAITS != 0;  // count the cycles spent in pipeline barrier waits
 #if JDG_PROFILE_WAITS
-// JDG_PROFILE_WAITS: what a CTA's first consumer thread ([cta][0]) and TMA-issuing producer lane ([cta][1]) measured
-// (see the end of the kernel), kept in the module for jdg_fp8_gemm_profile_report.
+// JDG_PROFILE_WAITS: what a CTA's first consumer thread ([cta][0]), TMA-issuing producer lane ([cta][1]) and second
+// consumer warpgroup's first thread ([cta][2], two consumer warpgroups only) measured (see the end of the kernel),
+// kept in the module for jdg_fp8_gemm_profile_report.
 struct Fp8GemmProfileRecord {
   unsigned long long waited, cycles, ns, epilogue_cycles;
   int k_blocks, written;
 };
 constexpr int kFp8GemmProfileMaxCtas = 1024;
-__device__ Fp8GemmProfileRecord jdg_fp8_gemm_profile_records[kFp8GemmProfileMaxCtas][2];
+constexpr int kFp8GemmProfileRoles = 3;
+__device__ Fp8GemmProfileRecord jdg_fp8_gemm_profile_records[kFp8GemmProfileMaxCtas][kFp8GemmProfileRoles];
 #endif
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
@@ -971,14 +973,15 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   }
 #if JDG_PROFILE_WAITS
   {
-    // Every CTA's TMA-issuing producer lane and first consumer thread: a producer that waits long found the ring
-    // full (the consumers set the pace); a consumer that waits long found it empty (the loads do). The consumer
-    // also reports its epilogues' cycles and its K blocks (of all passes, counted once per tile); cycles over
-    // nanoseconds give the SM clock the kernel ran at. Stored, not printed: a printf here is a function call, and
+    // Every CTA's TMA-issuing producer lane and the first thread of each consumer warpgroup: a producer that waits
+    // long found the ring full (the consumers set the pace); a consumer that waits long found it empty (the loads
+    // do). The consumers also report their epilogues' cycles and K blocks (of all passes, counted once per tile);
+    // cycles over nanoseconds give the SM clock the kernel ran at. Stored, not printed: a printf here is a function call, and
     // ptxas serializes every wgmma of a kernel that makes one (C7510); jdg_fp8_gemm_profile_report prints them.
     const bool producer = warpgroup == kNumMathWarpgroups && warp == 4 * kNumMathWarpgroups && lane == 0;
-    if ((producer || threadIdx.x == 0) && blockIdx.x < kFp8GemmProfileMaxCtas) {
-      Fp8GemmProfileRecord& r = jdg_fp8_gemm_profile_records[blockIdx.x][producer ? 1 : 0];
+    const int role = producer ? 1 : threadIdx.x == 0 ? 0 : threadIdx.x == 128 && kNumMathWarpgroups == 2 ? 2 : -1;
+    if (role >= 0 && blockIdx.x < kFp8GemmProfileMaxCtas) {
+      Fp8GemmProfileRecord& r = jdg_fp8_gemm_profile_records[blockIdx.x][role];
       r.waited = waited;
       r.cycles = static_cast<unsigned long long>(clock64() - kernel_start);
       r.ns = ptx::global_timer_ns() - kernel_start_ns;
@@ -998,16 +1001,18 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
 #if JDG_PROFILE_WAITS
 // Prints the records of the GEMM launched just before it on the same stream (one line per CTA and role, the format
-// tools/waits_summary.py reads) and clears them. Launched by the host with one block after every profiled GEMM.
+// tools/waits_summary.py reads: "consumer" is the first consumer warpgroup, "consumer1" the second) and clears
+// them. Launched by the host with one block after every profiled GEMM.
 extern "C" __global__ void jdg_fp8_gemm_profile_report(int grid) {
   using jdg::fp8_gemm::Fp8GemmProfileRecord;
   const int ctas = grid < jdg::fp8_gemm::kFp8GemmProfileMaxCtas ? grid : jdg::fp8_gemm::kFp8GemmProfileMaxCtas;
-  for (int i = threadIdx.x; i < 2 * ctas; i += blockDim.x) {
-    Fp8GemmProfileRecord& r = jdg::fp8_gemm::jdg_fp8_gemm_profile_records[i / 2][i % 2];
+  constexpr int kRoles = jdg::fp8_gemm::kFp8GemmProfileRoles;
+  const char* const names[kRoles] = {"consumer (full stages)", "producer (empty stages)", "consumer1 (full stages)"};
+  for (int i = threadIdx.x; i < kRoles * ctas; i += blockDim.x) {
+    Fp8GemmProfileRecord& r = jdg::fp8_gemm::jdg_fp8_gemm_profile_records[i / kRoles][i % kRoles];
     if (!r.written) continue;
     printf("jax_deepgemm waits: cta %d %s waited %llu of %llu cycles in %llu ns; epilogues %llu cycles, %d K blocks\n",
-           i / 2, i % 2 ? "producer (empty stages)" : "consumer (full stages)", r.waited, r.cycles, r.ns,
-           r.epilogue_cycles, r.k_blocks);
+           i / kRoles, names[i % kRoles], r.waited, r.cycles, r.ns, r.epilogue_cycles, r.k_blocks);
     r.written = 0;
   }
 }

@@ -143,9 +143,10 @@ case "$phase" in
     done
     ;;
   waits)
-    # Who waits: every CTA's producer (on empty stages: the consumers set the pace) and first consumer thread (on
-    # full stages: the loads do), against the kernel's cycles and the SM clock (tools/waits_summary.py sums them up;
-    # the last of JDG_PROFILE_RUNS launches runs on a warm GPU); DG_PRINT_CONFIGS names each kernel's tiles.
+    # Who waits: every CTA's producer (on empty stages: the consumers set the pace) and each consumer warpgroup's
+    # first thread (on full stages: the loads do), against the kernel's cycles and the SM clock
+    # (tools/waits_summary.py sums them up; the last of JDG_PROFILE_RUNS launches runs on a warm GPU);
+    # DG_PRINT_CONFIGS names each kernel's tiles.
     export DG_PROFILE_WAITS=1 DG_PRINT_CONFIGS=1 JDG_PROFILE_RUNS="${JDG_PROFILE_RUNS:-10}"
     run() {
       echo "## $* $(env | grep -E '^DG_TUNE' | sort | tr '\n' ' ')"

@@ -3,6 +3,9 @@
     ncu -k regex:jdg_ -c 1 --section SpeedOfLight python tools/profile_one.py dense 4096,7168,16384
     python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group
     python tools/profile_one.py contiguous 4,8192,4096,7168     # G, M per group, N, K
+
+Environment: JDG_PROFILE_RUNS (launches, default 3), JDG_PROFILE_SMS (fewer persistent CTAs: set_num_sms),
+JDG_PROFILE_DATA=const (every input element 1 instead of random normal values).
 """
 
 import os

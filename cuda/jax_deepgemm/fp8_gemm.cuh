@@ -976,8 +976,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // Every CTA's TMA-issuing producer lane and the first thread of each consumer warpgroup: a producer that waits
     // long found the ring full (the consumers set the pace); a consumer that waits long found it empty (the loads
     // do). The consumers also report their epilogues' cycles and K blocks (of all passes, counted once per tile);
-    // cycles over nanoseconds give the SM clock the kernel ran at. Stored, not printed: a printf here is a function call, and
-    // ptxas serializes every wgmma of a kernel that makes one (C7510); jdg_fp8_gemm_profile_report prints them.
+    // cycles over nanoseconds give the SM clock the kernel ran at. Stored, not printed: a printf here is a function
+    // call, and ptxas serializes every wgmma of a kernel that makes one (C7510); jdg_fp8_gemm_profile_report prints
+    // them.
     const bool producer = warpgroup == kNumMathWarpgroups && warp == 4 * kNumMathWarpgroups && lane == 0;
     const int role = producer ? 1 : threadIdx.x == 0 ? 0 : threadIdx.x == 128 && kNumMathWarpgroups == 2 ? 2 : -1;
     if (role >= 0 && blockIdx.x < kFp8GemmProfileMaxCtas) {

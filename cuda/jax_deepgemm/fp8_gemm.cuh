@@ -195,6 +195,12 @@ static_assert(kProducerRegs * 128 + kMathRegs * kNumMathThreads <= 65536, "regis
 
 // ------------------------------------------------------------------------------------------------ helpers
 
+// A compile-time bool as a type, to instantiate a generic lambda twice.
+template <bool B>
+struct BoolConstant {
+  static constexpr bool value = B;
+};
+
 struct alignas(8) Float2 {
   float x, y;
 };
@@ -830,86 +836,110 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         float sb_chunk = 0.f;
         if constexpr (kBScaleChunks)
           load_b_scale_chunk(sb_chunk, b_scale_blk[0], tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
-        for (int kb = tile.kb0; kb < kb_end; ++kb) {
-          const unsigned int empty = empty_bars + 8 * stage;
-          if (!any_active) {
-            // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
-            // below counts for this round of the empty barrier, not the previous one), then release it.
-            wait_stage(full_bars + 8 * stage, phase, waited);
-            release(empty);
+        // Two waves per warpgroup: each K block's stage is waited for ahead, while the wgmmas of the K block before
+        // it run (after the last wave's wgmmas are issued): the barrier check then costs the tensor cores nothing
+        // between K blocks.
+        constexpr bool kWaitAhead = kWaves == 2;
+        if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
+        // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active
+        // (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks of which are.
+        auto k_loop = [&](auto all_active) {
+          constexpr bool kAll = decltype(all_active)::value;
+          for (int kb = tile.kb0; kb < kb_end; ++kb) {
+            const unsigned int empty = empty_bars + 8 * stage;
+            if (!kAll && !any_active) {
+              // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
+              // below counts for this round of the empty barrier, not the previous one), then release it.
+              wait_stage(full_bars + 8 * stage, phase, waited);
+              release(empty);
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1u;
+              }
+              continue;
+            }
+            const int in_chunk = (kb - tile.kb0) % 32;
+            float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
+            // Without chunks: the global scale loads before waiting for the tiles, so their latency hides behind the wait.
+            if constexpr (!kBScalePerRow && !kBScaleChunks) load_b_scales(sb, b_scale_blk, kb);
+
+            // Wait for the stage's TMA bytes (tiles and scales), unless that was done ahead.
+            if (!kWaitAhead) wait_stage(full_bars + 8 * stage, phase, waited);
+            const bool last_kb = kb + 1 == kb_end;
+            const unsigned int next_full = full_bars + 8 * (stage + 1 == kStages ? 0 : stage + 1);
+            const unsigned int next_phase = stage + 1 == kStages ? phase ^ 1u : phase;
+            // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
+            const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
+            const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
+            const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
+
+  #pragma unroll
+            for (int v = 0; v < kWaves; ++v) {
+              if (kAll || active[v]) {
+                const int r0 = wave_row0[v], box = r0 / kSABoxRows;
+                const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+                const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+                // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the
+                // tensor-core accumulator restarts at zero every K block (the promotion below does the long
+                // accumulation in FP32).
+                const unsigned long long desc_a = desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4);
+                ptx::fence_operands(acc);
+                ptx::wgmma_fence();
+  #pragma unroll
+                for (int k = 0; k < kBlockK / 32; ++k) {
+                  // k * 32 bytes further along the swizzled row = 2k in the descriptor's (address >> 4) field (ORed in).
+                  ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
+                }
+                ptx::wgmma_commit_group();
+                // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
+                if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
+                if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
+                ptx::wgmma_wait_group<0>();
+                ptx::fence_operands(acc);
+                // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
+                // warp), unless the promotion still reads its per-row B scales.
+                if (!kBScalePerRow && v == kWaves - 1) release(empty);
+
+                // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
+                // Only a contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
+                if constexpr (kBScalePerRow) {
+                  if (kContiguous && !all_rows[v]) {
+                    promote_per_row<kContiguous>(out[v], acc, col_scales, sa0, sa1, keep0[v], keep1[v]);
+                  } else {
+                    promote_per_row<false>(out[v], acc, col_scales, sa0, sa1, true, true);
+                  }
+                } else {
+                  if (kContiguous && !all_rows[v]) {
+                    promote_blocks<kContiguous>(out[v], acc, sb, sa0, sa1, n0 % 128, keep0[v], keep1[v]);
+                  } else {
+                    promote_blocks<false>(out[v], acc, sb, sa0, sa1, n0 % 128, true, true);
+                  }
+                }
+              } else if (v == kWaves - 1) {
+                if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);
+                if (!kBScalePerRow) release(empty);  // an earlier wave was active and is done with the stage
+              }
+            }
+            if constexpr (kBScalePerRow) {
+              __syncwarp();  // every lane has read its scales before the stage is released
+              release(empty);
+            } else if constexpr (kBScaleChunks) {
+              load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
+            }
             if (++stage == kStages) {
               stage = 0;
               phase ^= 1u;
             }
-            continue;
           }
-          const int in_chunk = (kb - tile.kb0) % 32;
-          float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
-          // Without chunks: the global scale loads before waiting for the tiles, so their latency hides behind the wait.
-          if constexpr (!kBScalePerRow && !kBScaleChunks) load_b_scales(sb, b_scale_blk, kb);
-
-          // Wait for the stage's TMA bytes (tiles and scales).
-          wait_stage(full_bars + 8 * stage, phase, waited);
-          // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
-          const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
-          const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
-          const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
-
-#pragma unroll
-          for (int v = 0; v < kWaves; ++v) {
-            if (active[v]) {
-              const int r0 = wave_row0[v], box = r0 / kSABoxRows;
-              const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-              const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
-              // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the
-              // tensor-core accumulator restarts at zero every K block (the promotion below does the long
-              // accumulation in FP32).
-              const unsigned long long desc_a = desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4);
-              ptx::fence_operands(acc);
-              ptx::wgmma_fence();
-#pragma unroll
-              for (int k = 0; k < kBlockK / 32; ++k) {
-                // k * 32 bytes further along the swizzled row = 2k in the descriptor's (address >> 4) field (ORed in).
-                ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
-              }
-              ptx::wgmma_commit_group();
-              // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
-              if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
-              ptx::wgmma_wait_group<0>();
-              ptx::fence_operands(acc);
-              // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
-              // warp), unless the promotion still reads its per-row B scales.
-              if (!kBScalePerRow && v == kWaves - 1) release(empty);
-
-              // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
-              // Only a contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
-              if constexpr (kBScalePerRow) {
-                if (kContiguous && !all_rows[v]) {
-                  promote_per_row<kContiguous>(out[v], acc, col_scales, sa0, sa1, keep0[v], keep1[v]);
-                } else {
-                  promote_per_row<false>(out[v], acc, col_scales, sa0, sa1, true, true);
-                }
-              } else {
-                if (kContiguous && !all_rows[v]) {
-                  promote_blocks<kContiguous>(out[v], acc, sb, sa0, sa1, n0 % 128, keep0[v], keep1[v]);
-                } else {
-                  promote_blocks<false>(out[v], acc, sb, sa0, sa1, n0 % 128, true, true);
-                }
-              }
-            } else if (!kBScalePerRow && v == kWaves - 1) {
-              release(empty);  // an earlier wave was active and is done with the stage
-            }
+        };
+        if constexpr (kWaves == 2) {
+          if (active[0] && active[1]) {
+            k_loop(BoolConstant<true>{});
+          } else {
+            k_loop(BoolConstant<false>{});
           }
-          if constexpr (kBScalePerRow) {
-            __syncwarp();  // every lane has read its scales before the stage is released
-            release(empty);
-          } else if constexpr (kBScaleChunks) {
-            load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
+        } else {
+          k_loop(BoolConstant<false>{});
         }
       }
 

@@ -1,0 +1,26 @@
+"""The grouped benchmark's rows of our kernels only (no baselines), one line each: for same-run comparisons of
+DG_TUNE_* settings, which must be set before this process starts.
+
+    DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped ...]
+"""
+
+import sys
+
+import numpy as np
+
+from jax_deepgemm import bench_grouped as bg
+
+bg._baseline_us = lambda fn, args, iters: 0.0  # the bf16 baselines take most of the table's time: not needed here
+
+kinds = sys.argv[1:] or ["masked", "contiguous", "k_grouped"]
+rng = np.random.default_rng(0)
+rows = []
+if "contiguous" in kinds:
+    for shape in bg.M_GROUPED_SHAPES:
+        rows += bg.m_grouped_rows(*shape, 20, rng)
+if "masked" in kinds:
+    rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
+if "k_grouped" in kinds:
+    rows += [bg.k_grouped_row(*shape, 20, rng) for shape in bg.K_GROUPED_SHAPES]
+for r in rows:
+    print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS", flush=True)

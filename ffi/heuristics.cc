@@ -15,10 +15,14 @@
 //   2. over the (BLOCK_M, BLOCK_N) candidates, minimise the cost above;
 //   3. on a tie, maximise the number of tiles in the last wave (a fuller last wave leaves fewer SMs idle);
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A);
-//   5. no clusters. The kernel can run CTAs in clusters of 2 (the two take the tiles of the same rows and adjacent N
-//      blocks, each loading half of the A tile for both through TMA multicast: half of A's reads from L2), but on
-//      the H200 that measured no faster than without at 256 x 128 tiles (benchmarks/NOTES.md, 6): operand
-//      bandwidth no longer limits there. DG_TUNE_CLUSTER=2 turns them on wherever the N-block count is even.
+//   5. clusters of 2 where they measured faster. The kernel can run CTAs in clusters of 2 (the two take the tiles of
+//      the same rows and adjacent N blocks, each loading half of the A tile for both through TMA multicast: half of
+//      A's copies), which needs an even N-block count and pays only where the copies set the pace, against the
+//      lockstep of two CTAs (a stage is refilled when the slower one is done). Measured on an H100
+//      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
+//      at most 4 groups +2-10% (with 8, -2% to +1%), dense and masked -3% to +3% (so off; NOTES 6 and 12 found the
+//      same on the H200). Only with at least two waves: every measured case had dozens; a lone wave stays as it was.
+//      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: wherever the N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
@@ -92,12 +96,14 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
 
-// Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters.
-void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::int64_t bound) {
+// Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
+// clusters (step 5) holds for this problem.
+void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::int64_t bound, bool multicast_pays) {
   const bool even_n_blocks = ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
-  c.cluster = num_sms >= 2 && even_n_blocks && forced == 2 ? 2 : 1;
+  const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
+  c.cluster = num_sms >= 2 && even_n_blocks && wanted ? 2 : 1;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, bound));
 }
 
@@ -222,7 +228,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
-  set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0);
+  set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0, /*multicast_pays=*/false);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
 }
@@ -251,7 +257,10 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
-  set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0);
+  const bool multicast_pays =
+      ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
+      (mode == kFp8GemmKGrouped && g <= 4);
+  set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0, multicast_pays);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
                                          "k_grouped"};

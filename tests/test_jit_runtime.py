@@ -79,7 +79,7 @@ def test_heuristic(m, n, k, num_sms):
     assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
-    assert c["cluster"] == 1 and c["grid"] == min(num_sms, tiles)  # clusters only when DG_TUNE_CLUSTER=2
+    assert c["cluster"] == 1 and c["grid"] == min(num_sms, tiles)  # dense: clusters only when DG_TUNE_CLUSTER=2
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
     def cost(bm, bn):
@@ -111,6 +111,32 @@ def test_tune_cluster(monkeypatch):
     monkeypatch.setenv("DG_TUNE_CLUSTER", "3")
     with pytest.raises(ValueError, match="DG_TUNE_CLUSTER=3"):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+
+
+def _grouped(grouping, m, n, k, g, **kw):
+    return _C.select_fp8_gemm_config(m, n, k, 132, grouping=grouping, num_groups=g, **kw)
+
+
+def test_grouped_clusters(monkeypatch):
+    """Clusters of 2 by default only where they measured faster (heuristics.cc, step 5): contiguous and ragged with
+    256-row tiles, k-grouped with at most 4 groups; at least two waves and an even N-block count."""
+    for grouping in ("contiguous", "ragged"):
+        c = _grouped(grouping, 4 * 8192, 4096, 7168, 4)
+        assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
+        c = _grouped(grouping, 32 * 128, 4096, 7168, 32)  # short runs: 128-row tiles
+        assert (c["block_m"], c["cluster"]) == (128, 1), c
+        assert _grouped(grouping, 4 * 8192, 4096 + 128, 7168, 4)["cluster"] == 1  # 33 N blocks: no pairs
+    per_row = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 2
+    assert _grouped("k_grouped", 4096, 7168, 8 * 4096, 8, **per_row)["cluster"] == 1
+    assert _grouped("k_grouped", 256, 256, 4 * 1024, 4, **per_row)["waves"] == 1  # a lone wave: as it was
+    assert _grouped("k_grouped", 256, 256, 4 * 1024, 4, **per_row)["cluster"] == 1
+    assert _grouped("masked", 4096, 4096, 7168, 4, expected_m=256)["cluster"] == 1
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
+    assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["cluster"] == 1
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
+    assert _grouped("masked", 4096, 4096, 7168, 4, expected_m=256)["cluster"] == 2
 
 
 def test_tune_tma_store(monkeypatch):

@@ -873,7 +873,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
             const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
 
-  #pragma unroll
+#pragma unroll
             for (int v = 0; v < kWaves; ++v) {
               if (kAll || active[v]) {
                 const int r0 = wave_row0[v], box = r0 / kSABoxRows;
@@ -885,7 +885,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 const unsigned long long desc_a = desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4);
                 ptx::fence_operands(acc);
                 ptx::wgmma_fence();
-  #pragma unroll
+#pragma unroll
                 for (int k = 0; k < kBlockK / 32; ++k) {
                   // k * 32 bytes further along the swizzled row = 2k in the descriptor's (address >> 4) field (ORed in).
                   ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);

@@ -2,7 +2,8 @@
 # NOTES 17's next experiment: clusters of 2 (A multicast) for odd N-block counts (odd_n_clusters.patch: the last N
 # block pairs with one wholly past N that stores nothing; forced clusters take it, the default still only pairs
 # even counts). 256 x 64 tiles on N = 2112 copy 320 rows per K block (~900 cycles at 2.8 per row, measured 992),
-# multicast 192: prediction 4096 x 2112 x 7168 140 -> 100-115 us. Two device calls, from the repo root:
+# multicast 192: prediction 4096 x 2112 x 7168 140 -> 100-115 us if the chip-wide L2 rate limits it, ~131 if each
+# SM's receive rate does (benchmarks/NOTES.md 17). Two device calls, from the repo root:
 #   bash benchmarks/experiments/run_odd_n_clusters.sh perf    build; same-run bench of odd-N shapes, clusters 1 / 2;
 #                                                              forced-cluster GPU config tests of the odd-N paths
 #   JDG_PAR_LIMIT=480 bash benchmarks/experiments/run_odd_n_clusters.sh tests   every GPU test file (gpu_session.sh par)

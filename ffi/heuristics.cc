@@ -20,8 +20,9 @@
 //      A's copies), which needs an even N-block count and pays only where the copies set the pace, against the
 //      lockstep of two CTAs (a stage is refilled when the slower one is done). Measured on an H100
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
-//      at most 4 groups +2-10% (with 8, -2% to +1%), dense and masked -3% to +3% (so off; NOTES 6 and 12 found the
-//      same on the H200). Only with at least two waves: every measured case had dozens; a lone wave stays as it was.
+//      at most 4 groups +2-10% (with 8, -2% to +1%), dense -3% to +3%, masked within 2% but for one shape's +10%
+//      (both off; NOTES 6 and 12 found dense the same on the H200). Only with at least two waves: every measured
+//      case had dozens; a lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: wherever the N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the

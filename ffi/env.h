@@ -15,8 +15,9 @@
 //                                  element the kernel fails to write cannot pass; read when a program is compiled
 //   DG_TUNE_BLOCK_M, DG_TUNE_BLOCK_N  (tuning) the only BLOCK_M / BLOCK_N the heuristics may pick, when the kernel
 //                                  supports it and it fits; for benchmark sweeps of the configuration model
-//   DG_TUNE_CLUSTER                (tuning) 2: clusters of 2 with A multicast wherever the N-block count is even;
-//                                  1: none; unset: the heuristics decide (heuristics.cc, step 5)
+//   DG_TUNE_CLUSTER                (tuning) 2: clusters of 2 with A multicast in every dense GEMM and wherever a
+//                                  grouped one's N-block count is even; 1: none; unset: the heuristics decide
+//                                  (heuristics.cc, step 5)
 //   DG_TUNE_TMA_STORE              (tuning) 0: the register epilogue everywhere; unset or 1: the TMA-store epilogue
 //                                  wherever the configuration allows it
 //   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the

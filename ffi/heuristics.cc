@@ -23,7 +23,8 @@
 //      at most 4 groups +2-10% (with 8, -2% to +1%), dense -3% to +3%, masked within 2% but for one shape's +10%
 //      (both off; NOTES 6 and 12 found dense the same on the H200). Only with at least two waves: every measured
 //      case had dozens; a lone wave stays as it was.
-//      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: wherever the N-block count is even).
+//      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
+//      N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
@@ -98,14 +99,18 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
 }
 
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
-// clusters (step 5) holds for this problem.
-void set_cluster_and_grid(Fp8GemmConfig& c, std::int64_t n, int num_sms, std::int64_t bound, bool multicast_pays) {
-  const bool even_n_blocks = ceil_div(n, c.block_n) % 2 == 0;
+// clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
+// N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
+// rounded up to whole clusters.
+void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, int num_sms, std::int64_t bound,
+                          bool multicast_pays) {
+  const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
   const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
-  c.cluster = num_sms >= 2 && even_n_blocks && wanted ? 2 : 1;
-  c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, bound));
+  c.cluster = num_sms >= 2 && pairs && wanted ? 2 : 1;
+  const std::int64_t whole_clusters = ceil_div(bound, c.cluster) * c.cluster;
+  c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, whole_clusters));
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -229,7 +234,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
-  set_cluster_and_grid(best, n, num_sms, m > 0 ? best.tiles : 0, /*multicast_pays=*/false);
+  set_cluster_and_grid(best, kFp8GemmDense, n, num_sms, m > 0 ? best.tiles : 0, /*multicast_pays=*/false);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
 }
@@ -261,7 +266,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && g <= 4);
-  set_cluster_and_grid(best, n, num_sms, m > 0 ? bound : 0, multicast_pays);
+  set_cluster_and_grid(best, mode, n, num_sms, m > 0 ? bound : 0, multicast_pays);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
                                          "k_grouped"};

@@ -107,7 +107,11 @@ def test_tune_cluster(monkeypatch):
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 131)["grid"] == 130
     c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
-    assert _C.select_fp8_gemm_config(64, 2112 + 16, 7168, 132)["cluster"] == 1  # 133 N blocks of 16: no pairs
+    # an odd N-block count (133 of 16): dense GEMMs pair the last one's tiles along M, the grid in whole clusters
+    # even where the tiles are fewer (3: the second pair's second tile is past M)
+    assert _C.select_fp8_gemm_config(64, 2112 + 16, 7168, 132)["cluster"] == 2
+    c = _C.select_fp8_gemm_config(64, 48, 7168, 132)
+    assert (c["block_n"], c["tiles"], c["cluster"], c["grid"]) == (16, 3, 2, 4)
     monkeypatch.setenv("DG_TUNE_CLUSTER", "3")
     with pytest.raises(ValueError, match="DG_TUNE_CLUSTER=3"):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)

@@ -119,6 +119,11 @@ constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
 constexpr int kNumTileCols = kNumNBlocks / kCluster;         // scheduler columns: one per cluster's N blocks
+// Dense GEMMs in clusters of 2 with an odd N-block count: the last N block has no neighbour to share A with, so its
+// tiles pair along M instead (the cluster's CTAs take adjacent M blocks of it, each loading its own whole A tile) and
+// come after all the paired columns. An odd M-block count leaves the last such pair a tile wholly past M, which
+// streams zero fill and stores nothing: the two CTAs of a cluster must move through the same number of stages.
+constexpr bool kLoneColumn = kCluster == 2 && kNumNBlocks % 2 == 1;
 constexpr int kNumScaleNBlocks = (kN + 127) / 128;         // nb: rows of the 128x128 B-scale grid
 
 constexpr int kNumMathWarpgroups = fp8_gemm_math_warpgroups(kBlockM);
@@ -178,7 +183,8 @@ static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 
 static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple of 16 in [16, 256]");
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
-static_assert(kCluster == 1 || (kCluster == 2 && kNumNBlocks % 2 == 0), "a cluster of 2 needs an even N-block count");
+static_assert(kCluster == 1 || (kCluster == 2 && (kNumNBlocks % 2 == 0 || kMode == kFp8GemmDense)),
+              "a cluster of 2 needs an even N-block count (dense GEMMs: any)");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
@@ -221,9 +227,12 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, i
 // One output tile: rows [row0, row0 + rows) of A (rows <= BLOCK_M are the tile's own, stored ones; the A box
 // always holds BLOCK_M rows from row0), stored to D rows from d_row0 (row0 but for k-grouped), columns of N block
 // n_block, multiplied with group `group`'s B (dense, k-grouped: 0; contiguous: decided per pass, see expert ids
-// below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb).
+// below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb). shared_a: the
+// cluster's CTAs take the same rows, each loading half of the A tile for both (false without a cluster, and for the
+// lone column's tiles, see kLoneColumn). rows <= 0: a tile past M that stores nothing (kLoneColumn only).
 struct Tile {
   int row0, rows, n_block, group, d_row0, kb0, num_kb;
+  bool shared_a;
 };
 
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
@@ -269,6 +278,7 @@ struct TileScheduler {
     }
     int m_block;
     tile_coords(t - first_tile, num_m_blocks, rank, m_block, tile.n_block);
+    tile.shared_a = kCluster > 1;
     const int left = args.m - m_block * kBlockM;
     tile.row0 = m_block * kBlockM;
     tile.rows = left < kBlockM ? left : kBlockM;
@@ -317,15 +327,23 @@ struct TileScheduler {
       base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
     } else {
       num_m_blocks = m_blocks_of(args.m);
-      if (t >= num_m_blocks * kNumTileCols) return false;
+      const int lone_pairs = kLoneColumn ? num_m_blocks / 2 + num_m_blocks % 2 : 0;  // no overflow (M < 2^31)
+      if (t >= num_m_blocks * kNumTileCols + lone_pairs) return false;
     }
     int m_block;
-    tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
+    tile.shared_a = kCluster > 1;
+    if (kLoneColumn && local >= num_m_blocks * kNumTileCols) {
+      m_block = 2 * (local - num_m_blocks * kNumTileCols) + rank;  // <= num_m_blocks: one past M at most
+      tile.n_block = kNumNBlocks - 1;
+      tile.shared_a = false;
+    } else {
+      tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
+    }
     const int total_rows = kWalksGroups ? rows : args.m;
-    const int left = total_rows - m_block * kBlockM;
+    const int left = total_rows - m_block * kBlockM;  // < 0 only for the lone column's tile past M
     tile.row0 = base_row + m_block * kBlockM;
     tile.d_row0 = tile.row0;
-    tile.rows = left < kBlockM ? left : kBlockM;
+    tile.rows = left < kBlockM ? (left > 0 ? left : 0) : kBlockM;
     tile.group = (kMode == kFp8GemmRagged && group >= args.num_groups) ? -1 : (kWalksGroups ? group : 0);
     return true;
   }
@@ -625,9 +643,17 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               const unsigned int full = full_bars + 8 * stage;
               ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
               if constexpr (kCluster > 1) {
+                // The A box is BLOCK_M / kCluster rows: this CTA's half for both, or (lone column) both halves here.
                 constexpr int kHalfRows = kBlockM / kCluster;
-                ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
-                                           full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+                if (tile.shared_a) {
+                  ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
+                                             full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+                } else {
+#pragma unroll
+                  for (int h = 0; h < kCluster; ++h)
+                    ptx::tma_load_2d(smem_a + stage * kSmemABytes + h * kHalfRows * kBlockK, &tensor_map_a, full,
+                                     kb * kBlockK, tile.row0 + h * kHalfRows);
+                }
               } else {
                 ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
               }
@@ -945,6 +971,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
       const long long epilogue_start = kProfileWaits ? clock64() : 0;
       if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
+      if (kLoneColumn && tile.rows == 0) continue;  // the lone column's tile past M (uniform over the CTA)
       // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
       // choice is uniform over the CTA, as the named barriers below need.
       constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;

@@ -23,8 +23,9 @@
 //   JDG_GROUPED_MODE        optional, default 0 (kFp8GemmDense); one of the kFp8Gemm* modes below. Grouped modes
 //                           read args.groups on the device; the M-grouped ones take no C (JDG_C_KIND 0).
 //   JDG_CLUSTER             optional, default 1; 2: CTAs run in clusters of two that take the two tiles of the same
-//                           rows and adjacent N blocks (ceil(N / BLOCK_N) must be even), and each loads half of the
-//                           A tile and multicasts it to both: half of A's reads from L2.
+//                           rows and adjacent N blocks, and each loads half of the A tile and multicasts it to both:
+//                           half of A's reads from L2. ceil(N / BLOCK_N) must be even, but for dense GEMMs: there
+//                           the last N block of an odd count pairs its tiles along M, without multicast.
 //   JDG_TMA_STORE           optional, default 0; 1: the epilogue writes the tile into shared memory and TMA stores
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
 //   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
@@ -36,10 +37,11 @@
 //                           on the same stream after each GEMM when the module has it (launches of one profiled
 //                           kernel on concurrent streams would share the records: profile one at a time).
 //
-// Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...)) persistent CTAs
-// (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =
-// fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW, TMA_STORE). The grid depends on static shapes only; the
-// kernel counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
+// Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...) rounded up to a
+// multiple of JDG_CLUSTER) persistent CTAs (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block =
+// fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES,
+// B_SCALE_PER_ROW, TMA_STORE). The grid depends on static shapes only; the kernel counts the tiles of grouped modes
+// on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),

@@ -283,6 +283,10 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
         for bm, bn in [(256, 128), (128, 192), (64, 32)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 7168, 16384, cluster=2), True))
+        # dense clusters over an odd N-block count (33 of 64: the last one's tiles pair along M), and grouped ones
+        # refused there
+        jobs.append((cfg(256, 64, max_stages(256, 64, 0, 1), 2112, 7168, cluster=2, tma_store=1), True))
+        jobs.append((cfg(128, 64, max_stages(128, 64), 2112, 7168, mode=2, cluster=2), "a cluster of 2 needs"))
         for bm, bn, row, mode in [(256, 128, 0, 0), (128, 192, 0, 0), (64, 64, 1, 0), (128, 128, 0, 1), (256, 128, 0, 2),
                                   (128, 192, 0, 3), (64, 64, 1, 2)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, 1), 7168, 2048, row=row, mode=mode, tma_store=1), True))

@@ -20,9 +20,13 @@
 //      A's copies), which needs an even N-block count and pays only where the copies set the pace, against the
 //      lockstep of two CTAs (a stage is refilled when the slower one is done). Measured on an H100
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
-//      at most 4 groups +2-10% (with 8, -2% to +1%), dense -3% to +3%, masked within 2% but for one shape's +10%
-//      (both off; NOTES 6 and 12 found dense the same on the H200). Only with at least two waves: every measured
-//      case had dozens; a lone wave stays as it was.
+//      at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10% (off). Dense GEMMs
+//      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
+//      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
+//      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
+//      -8%, M = 2048 +1.5%, 256 x 128 -3% to +3% (NOTES 6 and 12 found that on the H200 too), M = 64 / 128 -3% to
+//      -12%: on at M >= 2048 and >= 32 K blocks. Only with at least two waves: every measured case had dozens; a
+//      lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
@@ -97,6 +101,12 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
+
+// Step 5's dense case: per 128-wide K block a tile copies BLOCK_M + BLOCK_N rows of 128 bytes, ~2.8 SM cycles each
+// on an H100 (benchmarks/NOTES.md, 17), and its wgmmas take BLOCK_M x BLOCK_N / 32 cycles; 2.8 x 32 ~ 90 cycles,
+// taken as 80 so that 256 x 128 tiles (measured without gain from clusters: they are near the tensor-core rate)
+// stay out.
+bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n) > block_m * block_n; }
 
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
@@ -234,7 +244,8 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
-  set_cluster_and_grid(best, kFp8GemmDense, n, num_sms, m > 0 ? best.tiles : 0, /*multicast_pays=*/false);
+  const bool multicast_pays = m >= 2048 && ceil_div(k, 128) >= 32 && copies_set_pace(best.block_m, best.block_n);
+  set_cluster_and_grid(best, kFp8GemmDense, n, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
 }

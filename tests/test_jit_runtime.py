@@ -67,7 +67,7 @@ SMEM_LIMIT = 232448
 
 @pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (64, 7168, 2048), (65, 4096, 512), (128, 2112, 7168),
                                    (4096, 7168, 2048), (4096, 2112, 7168), (300, 24576, 1536), (7, 16, 128),
-                                   (1024, 100, 16)])
+                                   (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096)])
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
 def test_heuristic(m, n, k, num_sms):
     c = _C.select_fp8_gemm_config(m, n, k, num_sms)
@@ -79,7 +79,11 @@ def test_heuristic(m, n, k, num_sms):
     assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
-    assert c["cluster"] == 1 and c["grid"] == min(num_sms, tiles)  # dense: clusters only when DG_TUNE_CLUSTER=2
+    # dense clusters (heuristics.cc, step 5): tiles whose copies set the pace, M >= 2048, >= 32 K blocks, two waves
+    copy_bound = 80 * (c["block_m"] + c["block_n"]) > c["block_m"] * c["block_n"]
+    pays = copy_bound and m >= 2048 and kb >= 32 and c["waves"] >= 2 and num_sms >= 2
+    cluster = 2 if pays else 1
+    assert c["cluster"] == cluster and c["grid"] == min(num_sms // cluster * cluster, tiles + tiles % cluster)
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
     def cost(bm, bn):
@@ -99,12 +103,19 @@ def test_small_tiles_keep_16_stages_in_flight():
 
 def test_tune_cluster(monkeypatch):
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 1
+    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
+    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
+    assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks
+    assert _C.select_fp8_gemm_config(1024, 2112, 7168, 132)["cluster"] == 1  # M < 2048
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
-    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 1
+    assert _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # where the N blocks pair up; the grid in whole clusters
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert (c["cluster"], c["grid"]) == (2, 132)
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 131)["grid"] == 130
+    assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 2
     c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
     # an odd N-block count (133 of 16): dense GEMMs pair the last one's tiles along M, the grid in whole clusters

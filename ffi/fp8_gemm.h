@@ -39,20 +39,23 @@ void validate(const Fp8GemmProblem& p);
 
 // "jdg_fp8_gemm_n7168_k2048_bm128_bn112_s5_e4m3_e4m3_sb_bf16_c0" (M is a runtime argument of the kernel); grouped
 // kernels insert the layout after "jdg_fp8_gemm_" ("jdg_fp8_gemm_masked_n7168_..."; G is a runtime argument too).
-std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c);
+// `profile_waits`: the DG_PROFILE_WAITS build ("..._pw", JDG_PROFILE_WAITS).
+std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c, bool profile_waits = false);
 
 // The generated kernel.cu: the JDG_* macros of fp8_gemm_abi.h, then #include <jax_deepgemm/fp8_gemm.cuh>.
-std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c);
+std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, bool profile_waits = false);
 
 struct Fp8GemmBuild {
   Fp8GemmConfig config;
+  bool profile_waits = false;  // DG_PROFILE_WAITS when it was compiled: the module has the profile report kernel
   jit::BuildResult result;
 };
 
 // The configuration the heuristics pick for p (validated first).
 Fp8GemmConfig select_config(const Fp8GemmProblem& p);
 
-// Validates, selects the configuration and compiles (through the caches). Throws std::exception on failure.
+// Validates, selects the configuration and compiles (through the caches), reading DG_PROFILE_WAITS once. Throws
+// std::exception on failure.
 Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 
 }  // namespace jdg

@@ -181,7 +181,7 @@ bool arch_runs_on(const std::string& arch, int major, int minor, std::string* wa
 }  // namespace
 
 const LoadedKernel* load_kernel(const CompiledKernel& kernel, const std::string& arch, const char* function_name,
-                                int dynamic_smem_bytes) {
+                                const char* report_function, int dynamic_smem_bytes) {
   const std::string what = "loading kernel " + kernel.name;
   const cu::DriverApi* d = nullptr;
   try {
@@ -223,13 +223,9 @@ const LoadedKernel* load_kernel(const CompiledKernel& kernel, const std::string&
   cu::CUmodule module = nullptr;
   check_cu(d->cuModuleLoadData(&module, kernel.cubin.data()), "cuModuleLoadData", on_device);
   check_cu(d->cuModuleGetFunction(&entry->function, module, function_name), "cuModuleGetFunction", on_device);
-  const std::string report_name = std::string(function_name) + "_profile_report";
-  const cu::CUresult report = d->cuModuleGetFunction(&entry->profile_report, module, report_name.c_str());
-  if (report == cu::CUDA_ERROR_NOT_FOUND) {
-    entry->profile_report = nullptr;
-  } else {
-    check_cu(report, "cuModuleGetFunction(*_profile_report)", on_device);
-  }
+  if (report_function != nullptr)
+    check_cu(d->cuModuleGetFunction(&entry->profile_report, module, report_function), "cuModuleGetFunction",
+             on_device + " (" + report_function + ")");
   check_cu(d->cuFuncSetAttribute(entry->function, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  dynamic_smem_bytes),
            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", on_device);

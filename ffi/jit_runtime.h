@@ -36,18 +36,20 @@ BuildResult build(const std::string& name, const std::string& source, const std:
 struct LoadedKernel {
   cu::CUcontext context = nullptr;
   cu::CUfunction function = nullptr;
-  // `<function_name>_profile_report(int grid)` where the module has one (fp8_gemm.cuh with JDG_PROFILE_WAITS): the
-  // launcher runs it after the kernel to print what the kernel measured.
+  // The kernel `report_function` of load_kernel, or null (fp8_gemm.cuh with JDG_PROFILE_WAITS: its
+  // jdg_fp8_gemm_profile_report(int grid), which the launcher runs after the kernel to print what it measured).
   cu::CUfunction profile_report = nullptr;
   int device = -1;
   int num_regs = 0;
   int local_bytes = 0;
 };
 
-// Loads `kernel` into the current CUDA context (once per context and kernel), looks up `function_name`, and
-// allows it `dynamic_smem_bytes` of dynamic shared memory after checking that the device can run it (architecture
-// and shared-memory capacity). Thread-safe. Throws std::runtime_error naming the failing driver call.
+// Loads `kernel` into the current CUDA context (once per context and kernel), looks up `function_name` (and
+// `report_function` unless null: only names the module has are looked up, so that no driver call fails on purpose,
+// which compute-sanitizer would count as an error), and allows it `dynamic_smem_bytes` of dynamic shared memory
+// after checking that the device can run it (architecture and shared-memory capacity). Thread-safe. Throws
+// std::runtime_error naming the failing driver call.
 const LoadedKernel* load_kernel(const CompiledKernel& kernel, const std::string& arch, const char* function_name,
-                                int dynamic_smem_bytes);
+                                const char* report_function, int dynamic_smem_bytes);
 
 }  // namespace jdg::jit

@@ -23,6 +23,9 @@
 //   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the
 //                                  configuration allows it (BLOCK_M <= 128, BLOCK_N <= 128); unset: the heuristics
 //                                  decide (two wherever they fit)
+//   DG_TUNE_SPLIT_HALVES           (tuning, an experiment not yet measured) 1: half-width wgmma groups wherever the
+//                                  configuration allows it (BLOCK_M <= 128, BLOCK_N > 128, 128x128 B scales);
+//                                  unset or 0: off
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -52,5 +55,6 @@ int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
+bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless unset or "0"
 
 }  // namespace jdg::env

@@ -92,6 +92,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.cluster > 1) s << "_x" << c.cluster;
   if (c.tma_store) s << "_ts";
   if (c.acc_pipeline) s << "_ap";
+  if (c.split_halves) s << "_sh";
   if (profile_waits) s << "_pw";
   return s.str();
 }
@@ -114,6 +115,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.cluster > 1) s << "#define JDG_CLUSTER " << c.cluster << "\n";
   if (c.tma_store) s << "#define JDG_TMA_STORE 1\n";
   if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
+  if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();

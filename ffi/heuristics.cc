@@ -57,6 +57,8 @@
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
+// 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
+//    pipeline does not fit) only with DG_TUNE_SPLIT_HALVES=1: an experiment, not yet measured (NOTES 19).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -94,10 +96,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d\n",
+                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
-                int(c.tma_store), int(c.acc_pipeline));
+                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -130,6 +132,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
   if (!env::tune_tma_store()) forced += " tune_tma_store=0";
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
+  if (env::tune_split_halves()) forced += " tune_split_halves=1";
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -196,6 +199,8 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     c.stages = stages;
     c.tma_store = tma_store;
     c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
+    c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
+                     fp8_gemm_split_halves_supported(block_m, block_n, b_scale_per_row);
     c.tiles = m_blocks * ceil_div(n, block_n);
     c.waves = ceil_div(c.tiles, num_sms);
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;

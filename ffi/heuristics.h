@@ -13,6 +13,7 @@ struct Fp8GemmConfig {
   int smem_bytes = 0;   // dynamic shared memory per CTA
   bool tma_store = false;  // the epilogue through shared memory and TMA stores (JDG_TMA_STORE)
   bool acc_pipeline = false;  // two accumulators per consumer (JDG_ACC_PIPELINE)
+  bool split_halves = false;  // half-width wgmma groups (JDG_SPLIT_HALVES)
   int cluster = 1;      // CTAs per cluster (2: A multicast to the two tiles of adjacent N blocks)
   int grid = 0;         // persistent CTAs = min(num_sms rounded down to a multiple of cluster, tiles)
   std::int64_t tiles = 0;  // the tiles the model expects (dense: exact)

@@ -36,6 +36,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["cluster"] = c.cluster;
   d["tma_store"] = c.tma_store;
   d["acc_pipeline"] = c.acc_pipeline;
+  d["split_halves"] = c.split_halves;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;
   d["waves"] = c.waves;

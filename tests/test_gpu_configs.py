@@ -230,3 +230,46 @@ def test_tma_store_inside_scan(tma_store, capfd):
     for i in range(steps):
         a64 = oracle.dequant_lhs(a_steps[0][i], a_steps[1][i])
         assert_matches(outs[i], oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
+
+
+# ------------------------------------------------------------------------------------ half-width wgmma groups
+# DG_TUNE_SPLIT_HALVES=1 (an experiment, off by default): one 64-row wave per warpgroup, BLOCK_N > 128, 128x128 B
+# scales; its own K loop (one lo and one hi group per K block, the last K block peeled), so 1, 2 and odd K-block
+# counts, tiles straddling 128-column scale blocks (160 and 192 on N not a multiple of them) and every M-grouped mode.
+
+@pytest.fixture(params=[(128, 192, 1), (128, 160, 0), (64, 192, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+def split_halves(request, monkeypatch):
+    block_m, block_n, tma = request.param
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
+                 DG_TUNE_SPLIT_HALVES=1):
+        yield request.param
+
+
+def _check_split(capfd, kind, params):
+    line, fields = _last_config(capfd, kind)
+    assert (fields["block_m"], fields["block_n"], fields["split_halves"]) == (*params[:2], 1), line
+
+
+@pytest.mark.parametrize("m,n,k", [(1000, 2112, 2048), (300, 400, 128), (257, 384, 256), (130, 4096, 640)])
+def test_split_halves_dense(split_halves, capfd, m, n, k):
+    a, b = dense._operands(m, n, k)
+    expected, bound = dense._expected(a, b)
+    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    _check_split(capfd, "fp8_gemm", split_halves)
+    assert_matches(out, expected, bound, BF16)
+
+
+@pytest.mark.parametrize("name", ["ids_change_inside_blocks", "garbage_32bit"])
+def test_split_halves_contiguous(split_halves, capfd, name):
+    grouped.test_contiguous(name)
+    _check_split(capfd, "m_grouped_contiguous", split_halves)
+
+
+def test_split_halves_ragged(split_halves, capfd):
+    grouped.test_ragged("skewed_and_empty")
+    _check_split(capfd, "grouped_ragged", split_halves)
+
+
+def test_split_halves_masked(split_halves, capfd):
+    grouped.test_masked("m_not_multiple_of_block")
+    _check_split(capfd, "m_grouped_masked", split_halves)

@@ -427,6 +427,38 @@ def test_tune_acc_pipeline(monkeypatch):
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]
 
 
+def test_tune_split_halves(monkeypatch):
+    assert not _C.select_fp8_gemm_config(6144, 2112, 7168, 132)["split_halves"]  # off unless asked for
+    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "1")
+    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["split_halves"]) == (128, 192, True)
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]  # 256-row tiles
+    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["split_halves"]  # 64 x 16: the pipeline's
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "160")
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, b_scale_per_row=True)["split_halves"]
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "144")  # halves of 72: not a width the kernel has
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]
+    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "0")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("variant", [dict(m=6144, n=2112, k=7168), dict(m=8192, n=4096, k=7168, grouping="contiguous",
+                                                                         num_groups=16)], ids=["dense", "contiguous"])
+def test_real_kernel_compiles_with_split_halves(variant, monkeypatch):
+    _C.configure(str(CUDA_DIR), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "1")
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")
+    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    assert r["config"]["split_halves"] and "#define JDG_SPLIT_HALVES 1" in r["source"]
+    assert r["cache"] == "compiled" and r["cubin_size"] > 0
+
+
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
 def test_masked_and_k_grouped_take_tiles_up_to_128_by_128(grouping, monkeypatch):
     # Step 6 of the model: 128 x 128 measured faster than the wider / taller picks the cost alone would make.

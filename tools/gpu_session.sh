@@ -12,6 +12,8 @@
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
 #   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
+#   bash tools/gpu_session.sh split                 half-width wgmma groups (DG_TUNE_SPLIT_HALVES): their GPU tests,
+#                                                   then 128 x 192 tiles without and with them (NOTES 19)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -115,6 +117,18 @@ case "$phase" in
         --only grouped --iters 20 --output "$OUT/grouped_pipe$t.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" |
         sed "s/^/pipe=$t /"
     done
+    ;;
+  split)
+    timeout -k 5 240 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k split_halves 2>&1 |
+      quiet >"$OUT/split_tests.log"
+    grep -E "FAILED|passed|failed" "$OUT/split_tests.log" | tail -8
+    shapes=(--shape 4096,2112,7168 --shape 6144,2112,7168 --shape 4096,7168,16384 --shape 4096,24576,1536
+            --shape 2048,7168,2048)
+    for round in 1 2; do for sh in 0 1; do
+      DG_TUNE_SPLIT_HALVES=$sh DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 timeout -k 5 80 python -m jax_deepgemm bench \
+        --only dense --iters 20 --output "$OUT/split_sh${sh}_r$round.json" "${shapes[@]}" 2>&1 | quiet |
+        grep -E "^ +[0-9]" | sed "s/^/128x192 split=$sh r$round /"
+    done; done | tee "$OUT/split_bench.txt"
     ;;
   multi)
     nvidia-smi -L

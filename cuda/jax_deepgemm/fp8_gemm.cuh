@@ -95,6 +95,9 @@ constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memor
 #ifndef JDG_ACC_PIPELINE
 #define JDG_ACC_PIPELINE 0
 #endif
+#ifndef JDG_SPLIT_HALVES
+#define JDG_SPLIT_HALVES 0
+#endif
 constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K block kb+1's wgmmas run while kb promotes
 #ifndef JDG_PROFILE_WAITS
 #define JDG_PROFILE_WAITS 0
@@ -177,6 +180,16 @@ constexpr int kMaxBScaleBlocks = (128 - gcd(kBlockN, 128) + kBlockN - 1) / 128 +
 // one scale block. Tiles that may straddle two or three would hold that many more registers across the loop (ptxas
 // spills at 128 x 176, and the promotion's FFMA interleave moves at contiguous 128 x 160), so they load per K block.
 constexpr bool kBScaleChunks = !kBScalePerRow && kMaxBScaleBlocks == 1;
+
+// JDG_SPLIT_HALVES: tiles too wide for two accumulators (one 64-row wave of BLOCK_N 160 / 192 per consumer) issue each
+// K block's wgmmas as two BLOCK_N/2-wide groups into two half accumulators (the registers of one), so that each half
+// is promoted while the other half's group, or the next K block's first, runs on the tensor cores (split_pass).
+constexpr bool kSplitHalves = JDG_SPLIT_HALVES != 0;
+constexpr int kHalfN = kBlockN / 2;
+constexpr int kHalfChunks = kNumChunks / 2;
+static_assert(!kSplitHalves || (fp8_gemm_split_halves_supported(kBlockM, kBlockN, kBScalePerRow) && !kAccPipeline),
+              "JDG_SPLIT_HALVES takes BLOCK_M <= 128, BLOCK_N 160 / 192 / 224 / 256, 128x128 B scales, no "
+              "accumulator pipeline");
 
 static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64, 128 or 256");
 static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 0, "");
@@ -482,17 +495,18 @@ __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const fl
   }
 }
 
-// Promotion with 128x128 B scales sb[] of the (up to 3) column blocks the tile touches; n_off = n0 % 128.
-template <bool kRowMask>
-__device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
+// Promotion with 128x128 B scales sb[] of the (up to 3) column blocks the tile touches; n_off = n0 % 128. `acc` holds
+// the tile's 8-column chunks [kChunk0, kChunk0 + kChunks) (kSplitHalves: one half of the tile), `out` all of them.
+template <bool kRowMask, int kChunk0 = 0, int kChunks = kNumChunks>
+__device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const float (&acc)[4 * kChunks],
                                                const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1, int n_off,
                                                bool keep0, bool keep1) {
   if constexpr (kMaxBScaleBlocks == 1) {
     // BLOCK_N divides 128: the whole tile lies in one 128-column scale block, one scalar per K block.
     const float s0 = sa0 * sb[0], s1 = sa1 * sb[0];
 #pragma unroll
-    for (int i = 0; i < kAccRegs; ++i)
-      add_to<kRowMask>(out[i], ((i / 2) % 2 == 0 ? s0 : s1) * acc[i], (i / 2) % 2 == 0 ? keep0 : keep1);
+    for (int i = 0; i < 4 * kChunks; ++i)
+      add_to<kRowMask>(out[4 * kChunk0 + i], ((i / 2) % 2 == 0 ? s0 : s1) * acc[i], (i / 2) % 2 == 0 ? keep0 : keep1);
   } else {
     // The tile may straddle 128-column scale blocks: an 8-column chunk never does (n0 and 8c are multiples of 8).
     // Chunk c lies in block j when 8c >= j * 128 - n_off: the products of the row and block scales are formed once,
@@ -504,19 +518,20 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
       s1[j] = sa1 * sb[j];
     }
 #pragma unroll
-    for (int c = 0; c < kNumChunks; ++c) {
+    for (int c = 0; c < kChunks; ++c) {
+      const int col_chunk = kChunk0 + c;
       float r0 = s0[0], r1 = s1[0];
 #pragma unroll
       for (int j = 1; j < kMaxBScaleBlocks; ++j) {
-        if (8 * c >= j * 128 - n_off) {
+        if (8 * col_chunk >= j * 128 - n_off) {
           r0 = s0[j];
           r1 = s1[j];
         }
       }
-      add_to<kRowMask>(out[4 * c + 0], r0 * acc[4 * c + 0], keep0);
-      add_to<kRowMask>(out[4 * c + 1], r0 * acc[4 * c + 1], keep0);
-      add_to<kRowMask>(out[4 * c + 2], r1 * acc[4 * c + 2], keep1);
-      add_to<kRowMask>(out[4 * c + 3], r1 * acc[4 * c + 3], keep1);
+      add_to<kRowMask>(out[4 * col_chunk + 0], r0 * acc[4 * c + 0], keep0);
+      add_to<kRowMask>(out[4 * col_chunk + 1], r0 * acc[4 * c + 1], keep0);
+      add_to<kRowMask>(out[4 * col_chunk + 2], r1 * acc[4 * c + 2], keep1);
+      add_to<kRowMask>(out[4 * col_chunk + 3], r1 * acc[4 * c + 3], keep1);
     }
   }
 }
@@ -797,6 +812,100 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       }
     };
 
+    // JDG_SPLIT_HALVES: one pass over a tile's K blocks, each K block's wgmmas as two half-width groups (lo: the
+    // tile's first BLOCK_N/2 columns, hi: the rest) into acc_lo / acc_hi. Steady state, per K block kb: lo(kb)
+    // retires and is promoted while hi(kb) runs; lo(kb + 1) is issued; hi(kb) retires, its stage is released and it
+    // is promoted while lo(kb + 1) runs; hi(kb + 1) is issued. So this warpgroup always has a group queued while it
+    // promotes, and two stages are held at a time. The B half's rows start kHalfN * 128 bytes into the stage's B
+    // tile, a multiple of 1024: its descriptor keeps the K-step bits free (see desc_b0).
+    float acc_lo[kAccRegs / 2], acc_hi[kAccRegs / 2];
+    // `split`: BoolConstant<kSplitHalves>, so that the body is compiled only for the kernels that take it.
+    auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
+                          bool all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase) {
+      if constexpr (decltype(split)::value) {
+        const int n0 = tile.n_block * kBlockN;
+        const int r0 = wave_row0[0], box = r0 / kSABoxRows;
+        auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
+          const unsigned long long desc_a = desc_a0 + st * (kSmemABytes >> 4);
+          const unsigned long long desc_b = desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4);
+          ptx::fence_operands(a);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kBlockK / 32; ++k)
+            ptx::wgmma_fp8<kHalfN, kAE5M2, kBE5M2>(a, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
+          ptx::wgmma_commit_group();
+        };
+        auto promote = [&](auto half, const float (&a)[kAccRegs / 2], const float (&sb)[kMaxBScaleBlocks], float sa0,
+                           float sa1) {
+          constexpr int kChunk0 = decltype(half)::value ? kHalfChunks : 0;
+          if (kContiguous && !all_rows) {
+            promote_blocks<kContiguous, kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, keep0, keep1);
+          } else {
+            promote_blocks<false, kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, true, true);
+          }
+        };
+        auto advance = [&] {
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1u;
+          }
+        };
+        // sa0 / sa1: the A scales of the K block in stage st_kb; read before the stage is released.
+        auto a_scales = [&](int st_kb, float& sa0, float& sa1) {
+          const float* sa_stage = sa_stages + st_kb * (kSmemSABytes / 4) + (tile.row0 & 3);
+          sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+          sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+        };
+        // At the top of each K block kb (stage st, B block scales sb) only lo(kb) is in flight: the loop has the
+        // same waits on every path, which ptxas needs to keep the wgmmas asynchronous.
+        // kb_end through an empty asm: the compiler must not know that the last K block's branch below is taken.
+        int kb_end = tile.kb0 + tile.num_kb;
+        asm volatile("" : "+r"(kb_end));
+        float sb[kMaxBScaleBlocks], sb_next[kMaxBScaleBlocks], sa0, sa1;
+        int st = stage;
+        load_b_scales(sb, b_scale_blk, tile.kb0);
+        wait_stage(full_bars + 8 * st, phase, waited);
+        issue(acc_lo, 0, st);
+        advance();
+        int kb = tile.kb0;
+        for (; kb + 1 < kb_end; ++kb) {
+          issue(acc_hi, 1, st);
+          a_scales(st, sa0, sa1);
+          ptx::wgmma_wait_group<1>();  // lo(kb) is done, hi(kb) runs on
+          ptx::fence_operands(acc_lo);
+          promote(BoolConstant<false>{}, acc_lo, sb, sa0, sa1);
+          const int st_next = stage;
+          load_b_scales(sb_next, b_scale_blk, kb + 1);
+          wait_stage(full_bars + 8 * st_next, phase, waited);
+          issue(acc_lo, 0, st_next);
+          advance();
+          ptx::wgmma_wait_group<1>();  // hi(kb) is done, lo(kb + 1) runs on
+          ptx::fence_operands(acc_hi);
+          release(empty_bars + 8 * st);
+          promote(BoolConstant<true>{}, acc_hi, sb, sa0, sa1);
+#pragma unroll
+          for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = sb_next[j];
+          st = st_next;
+        }
+        // The last K block. The branch is always taken (num_kb >= 1), but without the other path ptxas cannot tell
+        // which group each wait retires and serializes every wgmma of the kernel (C7514).
+        if (kb < kb_end) {
+          issue(acc_hi, 1, st);
+          a_scales(st, sa0, sa1);
+          ptx::wgmma_wait_group<1>();
+          ptx::fence_operands(acc_lo);
+          promote(BoolConstant<false>{}, acc_lo, sb, sa0, sa1);
+          ptx::wgmma_wait_group<0>();
+          ptx::fence_operands(acc_hi);
+          release(empty_bars + 8 * st);
+          promote(BoolConstant<true>{}, acc_hi, sb, sa0, sa1);
+        } else {
+          ptx::wgmma_wait_group<0>();
+          ptx::fence_operands(acc_lo);
+        }
+      }
+    };
+
     int stage = 0;
     unsigned int phase = 0;
     for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
@@ -856,6 +965,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             continue;
           }
         }
+        if constexpr (kSplitHalves) {
+          if (any_active && tile.num_kb > 0) {
+            split_pass(BoolConstant<kSplitHalves>{}, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+            continue;
+          }
+        }
         // kBScaleChunks: the B block scale 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk):
         // the first chunk loads here, the next one after the last K block of a chunk (a K block to land).
         const int kb_end = tile.kb0 + tile.num_kb;
@@ -873,7 +988,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           constexpr bool kAll = decltype(all_active)::value;
           for (int kb = tile.kb0; kb < kb_end; ++kb) {
             const unsigned int empty = empty_bars + 8 * stage;
-            if (!kAll && !any_active) {
+            if (kSplitHalves || (!kAll && !any_active)) {  // kSplitHalves: active passes take split_pass
               // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
               // below counts for this round of the empty barrier, not the previous one), then release it.
               wait_stage(full_bars + 8 * stage, phase, waited);

@@ -30,6 +30,9 @@
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
 //   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
 //                           while the last one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
+//   JDG_SPLIT_HALVES        optional, default 0; 1: each K block's wgmmas as two half-width groups, each half promoted
+//                           while the other runs, where fp8_gemm_split_halves_supported() allows (not with
+//                           JDG_ACC_PIPELINE).
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -161,6 +164,12 @@ constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, 
 // The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two
 // waves' results) and three accumulator sets of BLOCK_N / 2 registers within the consumers' budget (BLOCK_N <= 128).
 constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) { return block_m <= 128 && block_n <= 128; }
+
+// Half-width groups (JDG_SPLIT_HALVES): the tiles the accumulator pipeline cannot take (BLOCK_N > 128) with one 64-row
+// wave per consumer warpgroup and 128x128 B scales, whose halves are wgmma widths the kernel has (multiples of 16).
+constexpr bool fp8_gemm_split_halves_supported(int block_m, int block_n, bool b_scale_per_row) {
+  return block_m <= 128 && block_n > 128 && (block_n / 2) % 16 == 0 && !b_scale_per_row;
+}
 
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B

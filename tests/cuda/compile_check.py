@@ -135,7 +135,8 @@ def cfg_name(cfg):
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
             (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
-            ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else ""))
+            ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
+            ("_sh" if cfg.get("SPLIT_HALVES") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -303,6 +304,15 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, out32, row, mode=mode, cluster=cl,
                              tma_store=tma, acc_pipe=1), True))
         jobs.append((cfg(256, 128, 3, 7168, 2048, acc_pipe=1), "the accumulator pipeline takes"))
+        # half-width wgmma groups (JDG_SPLIT_HALVES): every mode with 128x128 B scales, a cluster, both epilogues,
+        # one 64-row wave per warpgroup; refused with per-row B scales
+        for bm, bn, mode, tma, cl in [(128, 192, 0, 1, 2), (128, 160, 0, 0, 1), (64, 192, 0, 1, 1), (128, 192, 1, 1, 1),
+                                      (128, 192, 2, 0, 1), (128, 192, 3, 1, 1)]:
+            c = cfg(bm, bn, max_stages(bm, bn, 0, tma), 2112 if mode == 0 else 7168, 7168, mode=mode, cluster=cl,
+                    tma_store=tma)
+            jobs.append(({**c, "SPLIT_HALVES": 1}, True))
+        c = cfg(128, 192, 3, 7168, 2048, 0, 0, 1)
+        jobs.append(({**c, "SPLIT_HALVES": 1}, "JDG_SPLIT_HALVES takes"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

@@ -456,7 +456,7 @@ def test_real_kernel_compiles_with_split_halves(variant, monkeypatch):
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")
     r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
     assert r["config"]["split_halves"] and "#define JDG_SPLIT_HALVES 1" in r["source"]
-    assert r["cache"] == "compiled" and r["cubin_size"] > 0
+    assert r["cubin_size"] > 0
 
 
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])

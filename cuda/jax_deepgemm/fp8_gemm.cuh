@@ -536,6 +536,29 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
   }
 }
 
+// A pass's promotion of one wave: the row-selecting variants only where a contiguous pass leaves out some of this
+// warp's rows (all_rows false), so that every other pass runs the plain FFMA stream.
+template <int kChunk0 = 0, int kChunks = kNumChunks>
+__device__ __forceinline__ void promote_blocks_of_pass(float (&out)[kAccRegs], const float (&acc)[4 * kChunks],
+                                                       const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1,
+                                                       int n_off, bool all_rows, bool keep0, bool keep1) {
+  if (kContiguous && !all_rows) {
+    promote_blocks<kContiguous, kChunk0, kChunks>(out, acc, sb, sa0, sa1, n_off, keep0, keep1);
+  } else {
+    promote_blocks<false, kChunk0, kChunks>(out, acc, sb, sa0, sa1, n_off, true, true);
+  }
+}
+
+__device__ __forceinline__ void promote_per_row_of_pass(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
+                                                        unsigned int col_scales, float sa0, float sa1, bool all_rows,
+                                                        bool keep0, bool keep1) {
+  if (kContiguous && !all_rows) {
+    promote_per_row<kContiguous>(out, acc, col_scales, sa0, sa1, keep0, keep1);
+  } else {
+    promote_per_row<false>(out, acc, col_scales, sa0, sa1, true, true);
+  }
+}
+
 // The 128x128 B scales of K block kb for the (up to 3) column blocks of the tile (global loads).
 __device__ __forceinline__ void load_b_scales(float (&sb)[kMaxBScaleBlocks],
                                               const float* const (&b_scale_blk)[kMaxBScaleBlocks], int kb) {
@@ -754,20 +777,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         const unsigned int empty = empty_bars + 8 * st;
         if constexpr (kBScalePerRow) {
           const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
-          if (kContiguous && !all_rows) {
-            promote_per_row<kContiguous>(out[0], a, col_scales, sa0, sa1, keep0, keep1);
-          } else {
-            promote_per_row<false>(out[0], a, col_scales, sa0, sa1, true, true);
-          }
+          promote_per_row_of_pass(out[0], a, col_scales, sa0, sa1, all_rows, keep0, keep1);
           __syncwarp();  // every lane has read its scales before the stage is released
           release(empty);
         } else {
           release(empty);
-          if (kContiguous && !all_rows) {
-            promote_blocks<kContiguous>(out[0], a, sb, sa0, sa1, n0 % 128, keep0, keep1);
-          } else {
-            promote_blocks<false>(out[0], a, sb, sa0, sa1, n0 % 128, true, true);
-          }
+          promote_blocks_of_pass(out[0], a, sb, sa0, sa1, n0 % 128, all_rows, keep0, keep1);
         }
       };
       auto advance = [&] {
@@ -838,11 +853,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         auto promote = [&](auto half, const float (&a)[kAccRegs / 2], const float (&sb)[kMaxBScaleBlocks], float sa0,
                            float sa1) {
           constexpr int kChunk0 = decltype(half)::value ? kHalfChunks : 0;
-          if (kContiguous && !all_rows) {
-            promote_blocks<kContiguous, kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, keep0, keep1);
-          } else {
-            promote_blocks<false, kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, true, true);
-          }
+          promote_blocks_of_pass<kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, all_rows, keep0, keep1);
         };
         auto advance = [&] {
           if (++stage == kStages) {
@@ -1042,19 +1053,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 if (!kBScalePerRow && v == kWaves - 1) release(empty);
 
                 // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
-                // Only a contiguous pass that leaves out some rows of this warp takes the row-selecting variant.
                 if constexpr (kBScalePerRow) {
-                  if (kContiguous && !all_rows[v]) {
-                    promote_per_row<kContiguous>(out[v], acc, col_scales, sa0, sa1, keep0[v], keep1[v]);
-                  } else {
-                    promote_per_row<false>(out[v], acc, col_scales, sa0, sa1, true, true);
-                  }
+                  promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, all_rows[v], keep0[v], keep1[v]);
                 } else {
-                  if (kContiguous && !all_rows[v]) {
-                    promote_blocks<kContiguous>(out[v], acc, sb, sa0, sa1, n0 % 128, keep0[v], keep1[v]);
-                  } else {
-                    promote_blocks<false>(out[v], acc, sb, sa0, sa1, n0 % 128, true, true);
-                  }
+                  promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, all_rows[v], keep0[v], keep1[v]);
                 }
               } else if (v == kWaves - 1) {
                 if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);

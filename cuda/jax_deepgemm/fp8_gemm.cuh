@@ -559,6 +559,21 @@ __device__ __forceinline__ void promote_per_row_of_pass(float (&out)[kAccRegs], 
   }
 }
 
+// One 128-wide K block of one 64-row wave into `acc` (64 x N, N/2 floats per thread) as one wgmma group: 4 x wgmma
+// m64nNk32, the first with scale-d = 0, so the tensor-core accumulator restarts at zero every K block (the promotion
+// does the long accumulation in FP32). K step k is 32 bytes further along the swizzled rows: 2k in the descriptors'
+// (address >> 4) field, ORed in (see desc_a0).
+template <int N>
+__device__ __forceinline__ void wgmma_k_block(float (&acc)[N / 2], unsigned long long desc_a,
+                                              unsigned long long desc_b) {
+  ptx::fence_operands(acc);
+  ptx::wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < kBlockK / 32; ++k)
+    ptx::wgmma_fp8<N, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
+  ptx::wgmma_commit_group();
+}
+
 // The 128x128 B scales of K block kb for the (up to 3) column blocks of the tile (global loads).
 __device__ __forceinline__ void load_b_scales(float (&sb)[kMaxBScaleBlocks],
                                               const float* const (&b_scale_blk)[kMaxBScaleBlocks], int kb) {
@@ -759,14 +774,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       auto issue = [&](float (&a)[kAccRegs], float (&sb)[kMaxBScaleBlocks], int kb, int st, unsigned int ph) {
         if constexpr (!kBScalePerRow) load_b_scales(sb, b_scale_blk, kb);
         wait_stage(full_bars + 8 * st, ph, waited);
-        const unsigned long long desc_a = desc_a0 + st * (kSmemABytes >> 4);
-        const unsigned long long desc_b = desc_b0 + st * (kSmemBBytes >> 4);
-        ptx::fence_operands(a);
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < kBlockK / 32; ++k)
-          ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(a, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
-        ptx::wgmma_commit_group();
+        wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4), desc_b0 + st * (kSmemBBytes >> 4));
       };
       // K block in stage `st`, whose wgmmas into `a` are complete: promote it into out[0], release the stage.
       auto finish = [&](float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], int st) {
@@ -841,14 +849,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         const int n0 = tile.n_block * kBlockN;
         const int r0 = wave_row0[0], box = r0 / kSABoxRows;
         auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
-          const unsigned long long desc_a = desc_a0 + st * (kSmemABytes >> 4);
-          const unsigned long long desc_b = desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4);
-          ptx::fence_operands(a);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int k = 0; k < kBlockK / 32; ++k)
-            ptx::wgmma_fp8<kHalfN, kAE5M2, kBE5M2>(a, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
-          ptx::wgmma_commit_group();
+          wgmma_k_block<kHalfN>(a, desc_a0 + st * (kSmemABytes >> 4),
+                                desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4));
         };
         auto promote = [&](auto half, const float (&a)[kAccRegs / 2], const float (&sb)[kMaxBScaleBlocks], float sa0,
                            float sa1) {
@@ -1031,18 +1033,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 const int r0 = wave_row0[v], box = r0 / kSABoxRows;
                 const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
                 const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
-                // 4 x wgmma m64nBLOCK_Nk32 cover the 128-wide K block; the first has scale-d = 0, so the
-                // tensor-core accumulator restarts at zero every K block (the promotion below does the long
-                // accumulation in FP32).
-                const unsigned long long desc_a = desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4);
-                ptx::fence_operands(acc);
-                ptx::wgmma_fence();
-#pragma unroll
-                for (int k = 0; k < kBlockK / 32; ++k) {
-                  // k * 32 bytes further along the swizzled row = 2k in the descriptor's (address >> 4) field (ORed in).
-                  ptx::wgmma_fp8<kBlockN, kAE5M2, kBE5M2>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0 ? 1u : 0u);
-                }
-                ptx::wgmma_commit_group();
+                wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
                 // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
                 if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
                 if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);

@@ -17,16 +17,17 @@
 //   4. on a further tie, take the larger BLOCK_N (fewer tiles, fewer re-reads of A);
 //   5. clusters of 2 where they measured faster. The kernel can run CTAs in clusters of 2 (the two take the tiles of
 //      the same rows and adjacent N blocks, each loading half of the A tile for both through TMA multicast: half of
-//      A's copies), which needs an even N-block count and pays only where the copies set the pace, against the
-//      lockstep of two CTAs (a stage is refilled when the slower one is done). Measured on an H100
+//      A's copies; grouped GEMMs need an even N-block count, dense ones pair an odd count's last N block's tiles
+//      along M, without multicast), which pays only where the copies set the pace, against the lockstep of two
+//      CTAs (a stage is refilled when the slower one is done). Measured on an H100
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
 //      at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10% (off). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
-//      -8%, M = 2048 +1.5%, 256 x 128 -3% to +3% (NOTES 6 and 12 found that on the H200 too), M = 64 / 128 -3% to
-//      -12%: on at M >= 2048 and >= 32 K blocks. Only with at least two waves: every measured case had dozens; a
-//      lone wave stays as it was.
+//      -8%, M = 2048 +1.5%, 256 x 128 -3% to +3% (NOTES 6 and 12 found that on the H200 too), M = 64 / 128 on an
+//      H200 -3% to -12%: on at M >= 2048 and >= 32 K blocks. Only with at least two waves: every measured case
+//      had dozens; a lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register

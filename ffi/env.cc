@@ -73,6 +73,6 @@ std::optional<bool> tune_acc_pipeline() {
   return *value != "0";
 }
 
-bool tune_split_halves() { return get("DG_TUNE_SPLIT_HALVES").value_or("0") != "0"; }
+bool tune_split_halves() { return get("DG_TUNE_SPLIT_HALVES").value_or("1") != "0"; }
 
 }  // namespace jdg::env

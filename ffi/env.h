@@ -23,9 +23,9 @@
 //   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the
 //                                  configuration allows it (BLOCK_M <= 128, BLOCK_N <= 128); unset: the heuristics
 //                                  decide (two wherever they fit)
-//   DG_TUNE_SPLIT_HALVES           (tuning, an experiment not yet measured) 1: half-width wgmma groups wherever the
-//                                  configuration allows it (BLOCK_M <= 128, BLOCK_N > 128, 128x128 B scales);
-//                                  unset or 0: off
+//   DG_TUNE_SPLIT_HALVES           (tuning) 0: one wgmma group per K block everywhere; unset or 1: half-width
+//                                  groups wherever the configuration allows it (BLOCK_M <= 128, BLOCK_N > 128,
+//                                  128x128 B scales)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once

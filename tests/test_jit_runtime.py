@@ -428,10 +428,11 @@ def test_tune_acc_pipeline(monkeypatch):
 
 
 def test_tune_split_halves(monkeypatch):
-    assert not _C.select_fp8_gemm_config(6144, 2112, 7168, 132)["split_halves"]  # off unless asked for
-    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "1")
-    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)
+    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # on by default wherever it applies
     assert (c["block_m"], c["block_n"], c["split_halves"]) == (128, 192, True)
+    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "0")
+    assert not _C.select_fp8_gemm_config(6144, 2112, 7168, 132)["split_halves"]
+    monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "1")
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]  # 256-row tiles
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["split_halves"]  # 64 x 16: the pipeline's
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")

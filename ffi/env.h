@@ -26,6 +26,9 @@
 //   DG_TUNE_SPLIT_HALVES           (tuning) 0: one wgmma group per K block everywhere; unset or 1: half-width
 //                                  groups wherever the configuration allows it (BLOCK_M <= 128, BLOCK_N > 128,
 //                                  128x128 B scales)
+//   DG_TUNE_SPLIT_K                (tuning) dense GEMMs: 2 / 4: every tile's K blocks split over a cluster of that
+//                                  many CTAs (BLOCK_M <= 128; no multicast then); 0: the heuristics decide
+//                                  (heuristics.cc, step 9); unset or 1: no split K (until step 9 is measured)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -56,5 +59,6 @@ int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
+int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 
 }  // namespace jdg::env

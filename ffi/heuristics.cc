@@ -60,7 +60,17 @@
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
-//    every shape measured (NOTES 19); DG_TUNE_SPLIT_HALVES=0 turns them off.
+//    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off.
+// 9. Split K (dense GEMMs; fp8_gemm_split_k_supported): where the choice above is one wave of at most 128-row tiles
+//    over >= 16 K blocks (small M, long K), a CTA's time per tile is its K blocks times what each costs to copy in
+//    (NOTES 17 on an H100: ~2.8 cycles per 128-byte row, at least ~400 per K block; small tiles are bound by it, not
+//    by the tensor cores), so tiles twice as wide (half as many, the A rows copied half as often) with their K
+//    blocks split over a cluster of 2 CTAs take about half the time, plus the exchange of the partial tiles
+//    (split_k_tile_cycles). Taken where the model expects at most 0.8 of the unsplit time, with the width it
+//    expects fastest among those that keep one wave. Clusters of 4 are left to DG_TUNE_SPLIT_K=4: an SM's GPC may
+//    not fit whole clusters of 4 on every SM (a cluster runs in one GPC), which would cost a second wave. Not yet
+//    measured on a GPU (NOTES 21), so off unless DG_TUNE_SPLIT_K=0 asks for the model's choice
+//    (kSplitKByDefault); 2 / 4 force it on the unsplit choice's tiles.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -98,10 +108,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d\n",
+                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
-                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves));
+                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k);
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -116,15 +126,17 @@ bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n)
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
 // N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
 // rounded up to whole clusters.
+// Split K (step 9) takes the cluster for itself: no multicast then.
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, int num_sms, std::int64_t bound,
                           bool multicast_pays) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
   const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
-  c.cluster = num_sms >= 2 && pairs && wanted ? 2 : 1;
-  const std::int64_t whole_clusters = ceil_div(bound, c.cluster) * c.cluster;
-  c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / c.cluster * c.cluster, whole_clusters));
+  c.cluster = num_sms >= 2 && pairs && wanted && c.split_k == 1 ? 2 : 1;
+  const int ctas = c.cluster * c.split_k;  // per cluster
+  const std::int64_t whole_clusters = ceil_div(bound * c.split_k, ctas) * ctas;
+  c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -134,7 +146,8 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
   if (!env::tune_tma_store()) forced += " tune_tma_store=0";
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
-  if (env::tune_split_halves()) forced += " tune_split_halves=1";
+  if (!env::tune_split_halves()) forced += " tune_split_halves=0";
+  if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -165,17 +178,43 @@ struct Problem {
   int c_kind;
 };
 
+// The configuration of BLOCK_M x BLOCK_N tiles, `m_blocks` M blocks and `split_k` CTAs per tile (step 9) with the
+// most stages that fit (see Stages at the top); everything but cluster and grid. False when not even the minimum fits.
+bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_blocks, int split_k, Fp8GemmConfig& c) {
+  const std::int64_t k_blocks = ceil_div(ceil_div(p.k, kFp8BlockK), split_k);  // one CTA's K blocks per tile
+  const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
+  const bool tma_store =
+      env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind);
+  int stages = 0;
+  for (int s = stage_cap; s >= 1; --s)
+    if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes) {
+      stages = s;
+      break;
+    }
+  if (stages < std::min(kMinStages, stage_cap)) return false;
+  c = Fp8GemmConfig{};
+  c.block_m = block_m;
+  c.block_n = block_n;
+  c.stages = stages;
+  c.tma_store = tma_store;
+  c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
+  c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
+                   fp8_gemm_split_halves_supported(block_m, block_n, p.b_scale_per_row);
+  c.split_k = split_k;
+  c.tiles = m_blocks * ceil_div(p.n, block_n);
+  c.waves = ceil_div(c.tiles * split_k, p.num_sms / split_k * split_k);
+  c.num_threads = fp8_gemm_num_threads(block_m);
+  c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, p.b_scale_per_row, tma_store, split_k);
+  return true;
+}
+
 // The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks, as a
 // challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. The
 // configurations that can take the TMA-store epilogue get it (its staging tile costs pipeline stages) unless
 // DG_TUNE_TMA_STORE=0: measured, it wins on every dense shape but the longest K, where it loses 1% (NOTES 7).
 void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave) {
-  const std::int64_t n = p.n;
   const int num_sms = p.num_sms;
   const bool b_scale_per_row = p.b_scale_per_row;
-  const std::int64_t k_blocks = ceil_div(p.k, kFp8BlockK);
-  const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
-
   const int forced = env::tune_block_n();
   // Masked and k-grouped search widths up to 128 only (step 6 of the model); a forced width may be any the kernel
   // takes.
@@ -185,34 +224,14 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
     if (!fp8_gemm_block_n_supported(block_n)) continue;
     if (forced > 0 ? block_n != forced : !b_scale_per_row && !cheap_block_scales(block_n)) continue;
-    const bool tma_store =
-        env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, n, block_n, p.out_f32, p.c_kind);
-    int stages = 0;
-    for (int s = stage_cap; s >= 1; --s)
-      if (fp8_gemm_smem_bytes(block_m, block_n, s, b_scale_per_row, tma_store) <= kMaxDynamicSmemBytes) {
-        stages = s;
-        break;
-      }
-    if (stages < std::min(kMinStages, stage_cap)) continue;
-
     Fp8GemmConfig c;
-    c.block_m = block_m;
-    c.block_n = block_n;
-    c.stages = stages;
-    c.tma_store = tma_store;
-    c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
-    c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
-                     fp8_gemm_split_halves_supported(block_m, block_n, b_scale_per_row);
-    c.tiles = m_blocks * ceil_div(n, block_n);
-    c.waves = ceil_div(c.tiles, num_sms);
+    if (!make_config(p, block_m, block_n, m_blocks, 1, c)) continue;
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
     const std::int64_t cost = cost_of(c), best_cost = cost_of(best);
     bool better = best.block_n == 0 || cost < best_cost ||
                   (cost == best_cost && last_wave > best_last_wave) ||
                   (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
     if (!better) continue;
-    c.num_threads = fp8_gemm_num_threads(block_m);
-    c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, b_scale_per_row, tma_store);
     best = c;
     best_last_wave = last_wave;
   }
@@ -243,6 +262,66 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   return best;
 }
 
+// Step 9's model: SM cycles one CTA spends on a tile of `k_blocks` K blocks, its copies at kCopyCyclesPerRow per
+// 128-byte row and at least kKBlockFloorCycles per K block (benchmarks/NOTES.md, 17, on an H100), plus, with split
+// K, the exchange: the partial tiles at ~32 bytes per cycle through the cluster's shared memory and a fixed part.
+constexpr double kCopyCyclesPerRow = 2.8;
+constexpr double kKBlockFloorCycles = 400;
+constexpr double kExchangeFixedCycles = 500;
+double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k) {
+  const double per_k_block = std::max(kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n));
+  const double exchange = split_k == 1 ? 0 : kExchangeFixedCycles + fp8_gemm_split_k_partial_bytes(block_m, block_n,
+                                                                                                   split_k) / 32.0;
+  return static_cast<double>(ceil_div(k_blocks, split_k)) * per_k_block + exchange;
+}
+
+// Step 9: `best` (dense, chosen without split K) with its tile's K blocks split over 2 CTAs where the model expects
+// that to take at most kSplitKGain of the time (DG_TUNE_SPLIT_K=0), or over DG_TUNE_SPLIT_K CTAs (1: never).
+constexpr double kSplitKGain = 0.8;
+constexpr std::int64_t kSplitKMinKBlocks = 16;
+constexpr bool kSplitKByDefault = false;  // the model's choice without DG_TUNE_SPLIT_K, once measured
+void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best) {
+  const int tuned = env::tune_split_k();
+  const int forced = tuned >= 0 ? tuned : kSplitKByDefault ? 0 : 1;
+  if (forced != 0 && forced != 1 && forced != 2 && forced != 4)
+    throw std::invalid_argument("DG_TUNE_SPLIT_K=" + std::to_string(forced) + " is not 1, 2 or 4");
+  if (forced > 1) {
+    if (p.num_sms < forced)
+      throw std::invalid_argument("DG_TUNE_SPLIT_K=" + std::to_string(forced) + " needs at least that many SMs (" +
+                                  std::to_string(p.num_sms) + " given)");
+    if (!fp8_gemm_split_k_supported(p.mode, best.block_m, 1, forced))
+      throw std::invalid_argument("DG_TUNE_SPLIT_K=" + std::to_string(forced) + " needs BLOCK_M <= 128 (got " +
+                                  std::to_string(best.block_m) + "; force DG_TUNE_BLOCK_M=64 or 128)");
+    Fp8GemmConfig c;
+    if (!make_config(p, best.block_m, best.block_n, m_blocks, forced, c))
+      throw std::invalid_argument("DG_TUNE_SPLIT_K=" + std::to_string(forced) + ": the partial tiles of " +
+                                  std::to_string(best.block_m) + " x " + std::to_string(best.block_n) +
+                                  " leave no room for two stages");
+    best = c;
+    return;
+  }
+  const std::int64_t k_blocks = ceil_div(p.k, kFp8BlockK);
+  // Not where clusters are forced for multicast (DG_TUNE_CLUSTER=2), which split K would take away.
+  if (forced == 1 || env::tune_cluster() == 2 || best.waves != 1 || best.block_m > 128 ||
+      k_blocks < kSplitKMinKBlocks || p.num_sms < 2)
+    return;
+  const double unsplit = split_k_tile_cycles(best.block_m, best.block_n, k_blocks, 1);
+  Fp8GemmConfig pick;
+  double pick_cycles = kSplitKGain * unsplit;
+  for (int block_n = 16; block_n <= (p.b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN); block_n += 16) {
+    if (!p.b_scale_per_row && !cheap_block_scales(block_n)) continue;
+    if (env::tune_block_n() > 0 && block_n != env::tune_block_n()) continue;
+    Fp8GemmConfig c;
+    if (!make_config(p, best.block_m, block_n, m_blocks, 2, c) || c.waves != 1) continue;
+    const double cycles = split_k_tile_cycles(best.block_m, block_n, k_blocks, 2);
+    if (cycles < pick_cycles) {
+      pick = c;
+      pick_cycles = cycles;
+    }
+  }
+  if (pick.block_n != 0) best = pick;
+}
+
 }  // namespace
 
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
@@ -251,6 +330,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
+  choose_split_k(p, ceil_div(rows, best.block_m), best);
   const bool multicast_pays = m >= 2048 && ceil_div(k, 128) >= 32 && copies_set_pace(best.block_m, best.block_n);
   set_cluster_and_grid(best, kFp8GemmDense, n, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);

@@ -14,9 +14,10 @@ struct Fp8GemmConfig {
   bool tma_store = false;  // the epilogue through shared memory and TMA stores (JDG_TMA_STORE)
   bool acc_pipeline = false;  // two accumulators per consumer (JDG_ACC_PIPELINE)
   bool split_halves = false;  // half-width wgmma groups (JDG_SPLIT_HALVES)
-  int cluster = 1;      // CTAs per cluster (2: A multicast to the two tiles of adjacent N blocks)
-  int grid = 0;         // persistent CTAs = min(num_sms rounded down to a multiple of cluster, tiles)
-  std::int64_t tiles = 0;  // the tiles the model expects (dense: exact)
+  int split_k = 1;      // CTAs sharing each tile's K blocks, as a cluster (JDG_SPLIT_K; dense only)
+  int cluster = 1;      // multicast pairs (2: A multicast to the two tiles of adjacent N blocks)
+  int grid = 0;         // persistent CTAs = min(num_sms, split_k x tiles), in whole clusters of cluster x split_k
+  std::int64_t tiles = 0;  // the output tiles the model expects (dense: exact)
   std::int64_t waves = 0;
 };
 

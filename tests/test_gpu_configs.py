@@ -217,23 +217,28 @@ def test_tma_store_masked_leaves_rows_past_the_mask(tma_store, capfd):
     assert np.all(np.isnan(np.asarray(out.astype(F32))[~np.asarray(valid)])), "rows past the mask were written"
 
 
-def test_tma_store_inside_scan(tma_store, capfd):
-    """Launches in a command buffer, each storing while the next one's main loop may already run."""
-    steps, m, n, k = 5, 640, 384, 512
-    xs = randn(seed_of("tma-scan"), (steps, m, k))
+def _dense_scan(steps, m, n, k, seed):
+    """`steps` dense GEMMs inside lax.scan under jit (launches in a command buffer), checked against the oracle."""
+    xs = randn(seed_of(seed), (steps, m, k))
     a_steps = jax.vmap(dg.per_token_cast_to_fp8)(xs)
-    b = q_rhs(randn(seed_of("tma-scan-w"), (n, k)))
+    b = q_rhs(randn(seed_of(seed + "-w"), (n, k)))
     run = jax.jit(lambda a_steps, b: jax.lax.scan(lambda c, a: (c, dg.fp8_gemm_nt(a, b)), 0, a_steps)[1])
     outs = run(a_steps, b)
-    _check_tma_store(capfd, "fp8_gemm", tma_store)
     b64 = oracle.dequant_rhs(*b)
     for i in range(steps):
         a64 = oracle.dequant_lhs(a_steps[0][i], a_steps[1][i])
         assert_matches(outs[i], oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
 
 
+def test_tma_store_inside_scan(tma_store, capfd):
+    """Launches in a command buffer, each storing while the next one's main loop may already run."""
+    _dense_scan(5, 640, 384, 512, "tma-scan")
+    _check_tma_store(capfd, "fp8_gemm", tma_store)
+
+
 # ------------------------------------------------------------------------------------ half-width wgmma groups
-# DG_TUNE_SPLIT_HALVES=1 (an experiment, off by default): one 64-row wave per warpgroup, BLOCK_N > 128, 128x128 B
+# DG_TUNE_SPLIT_HALVES=1 (the default where it applies, forced here on tiles the heuristics may not pick): one 64-row
+# wave per warpgroup, BLOCK_N > 128, 128x128 B
 # scales; its own K loop (one lo and one hi group per K block, the last K block peeled), so 1, 2 and odd K-block
 # counts, tiles straddling 128-column scale blocks (160 and 192 on N not a multiple of them) and every M-grouped mode.
 
@@ -273,3 +278,59 @@ def test_split_halves_ragged(split_halves, capfd):
 def test_split_halves_masked(split_halves, capfd):
     grouped.test_masked("m_not_multiple_of_block")
     _check_split(capfd, "m_grouped_masked", split_halves)
+
+
+# ------------------------------------------------------------------------------------ split K
+# DG_TUNE_SPLIT_K=2 / 4 (dense, BLOCK_M <= 128): clusters of 2 / 4 CTAs share every tile's K blocks, the others'
+# partial tiles summed in CTA 0's shared memory. K-block counts that split evenly and not (57, 8 over 4), one K block
+# (three of four CTAs contribute zeros), M tails, C and FP32 out, per-row B scales, both epilogues, several tiles per
+# cluster (the partial slots reused: an SM cap of 8), inside lax.scan, and the same bits on every run.
+
+@pytest.fixture(params=[(64, 32, 2, 0), (128, 64, 2, 1), (64, 64, 4, 1), (128, 32, 4, 0)],
+                ids=lambda c: f"bm{c[0]}-bn{c[1]}-sk{c[2]}-tma{c[3]}")
+def split_k(request, monkeypatch):
+    block_m, block_n, parts, tma = request.param
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_SPLIT_K=parts,
+                 DG_TUNE_TMA_STORE=tma):
+        yield request.param
+
+
+def _check_split_k(capfd, params):
+    line, fields = _last_config(capfd, "fp8_gemm")
+    assert (fields["block_m"], fields["block_n"], fields["split_k"], fields["cluster"]) == (*params[:3], 1), line
+    return fields
+
+
+@pytest.mark.parametrize("m,n,k", [(64, 2112, 7168), (200, 400, 1024), (70, 272, 1000), (130, 256, 128),
+                                   (257, 384, 7296)])
+@pytest.mark.parametrize("out_dtype", [BF16, F32])
+def test_split_k_dense(split_k, capfd, m, n, k, out_dtype):
+    m += out_dtype == F32  # a problem of its own: the configuration line is printed once per problem and config
+    a, b = dense._operands(m, n, k)
+    c = randn(seed_of("sk-c", m, n), (m, n), out_dtype) if out_dtype == F32 else None
+    expected, bound = dense._expected(a, b, c)
+    fn = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))
+    out = fn(a, b, c)
+    _check_split_k(capfd, split_k)
+    assert_matches(out, expected, bound, out_dtype)
+    np.testing.assert_array_equal(np.asarray(fn(a, b, c)), np.asarray(out))  # CTA 0 adds in rank order: same bits
+
+
+def test_split_k_per_row_scales(split_k, capfd):
+    _dense_per_row_scales()
+    _check_split_k(capfd, split_k)
+
+
+def test_split_k_many_tiles_per_cluster(split_k, capfd, restore_num_sms):
+    dg.set_num_sms(8)  # 8 / split_k clusters walk 13 or more tiles each, reusing the partial slots
+    m, n, k = 500, 832, 2048
+    a, b = dense._operands(m, n, k)
+    expected, bound = dense._expected(a, b)
+    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    assert _check_split_k(capfd, split_k)["grid"] == 8
+    assert_matches(out, expected, bound, BF16)
+
+
+def test_split_k_inside_scan(split_k, capfd):
+    _dense_scan(3, 96, 320, 2048, "sk-scan")
+    _check_split_k(capfd, split_k)

@@ -69,8 +69,10 @@ SMEM_LIMIT = 232448
                                    (4096, 7168, 2048), (4096, 2112, 7168), (300, 24576, 1536), (7, 16, 128),
                                    (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096)])
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
-def test_heuristic(m, n, k, num_sms):
+def test_heuristic(m, n, k, num_sms, monkeypatch):
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")  # steps 1-5; step 9 (split K) is checked against this choice below
     c = _C.select_fp8_gemm_config(m, n, k, num_sms)
+    assert c["split_k"] == 1
     assert c["block_m"] in ((64,) if m <= 64 else (128,) if m <= 128 else (128, 256))
     assert c["block_n"] % 16 == 0 and 16 <= c["block_n"] <= (128 if c["block_m"] == 256 else 256)
     kb = -(-k // 128)
@@ -93,6 +95,35 @@ def test_heuristic(m, n, k, num_sms):
         for bn in (16, 32, 64, 128, 160, 192):
             if bm < 256 or bn <= 128:
                 assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
+    monkeypatch.delenv("DG_TUNE_SPLIT_K")
+    assert _C.select_fp8_gemm_config(m, n, k, num_sms) == c  # no split K unless asked for (not yet measured)
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the model's choice
+    _check_split_k(m, n, k, num_sms, c, _C.select_fp8_gemm_config(m, n, k, num_sms))
+
+
+def _split_k_cycles(bm, bn, kb, split_k):
+    """heuristics.cc, step 9: a CTA's cycles on one tile (copies at 2.8 cycles per 128-byte row, at least 400 per K
+    block; with split K the exchange of the partial tiles at 32 bytes per cycle plus 500)."""
+    exchange = 0 if split_k == 1 else 500 + (split_k - 1) * bm * bn * 4 / 32
+    return -(-kb // split_k) * max(400, 2.8 * (bm + bn)) + exchange
+
+
+def _check_split_k(m, n, k, num_sms, unsplit, c):
+    """Step 9: a one-wave choice with at most 128-row tiles over >= 16 K blocks takes split K over 2 CTAs with the
+    width the model expects fastest, where that is below 0.8 of the unsplit time; everything else stays as it was."""
+    kb, bm = -(-k // 128), unsplit["block_m"]
+    best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1)
+    if unsplit["waves"] == 1 and bm <= 128 and kb >= 16 and num_sms >= 2:
+        for bn in (16, 32, 64, 128, 160, 192):
+            tiles = -(-m // bm) * -(-n // bn)
+            if 2 * tiles <= num_sms // 2 * 2 and _split_k_cycles(bm, bn, kb, 2) < best_cycles:
+                best, best_cycles = bn, _split_k_cycles(bm, bn, kb, 2)
+    if best is None:
+        assert c == unsplit
+        return
+    tiles = -(-m // bm) * -(-n // best)
+    assert (c["split_k"], c["block_m"], c["block_n"], c["cluster"]) == (2, bm, best, 1), c
+    assert c["tiles"] == tiles and c["waves"] == 1 and c["grid"] == 2 * tiles and c["smem_bytes"] <= SMEM_LIMIT
 
 
 def test_small_tiles_keep_16_stages_in_flight():
@@ -126,6 +157,49 @@ def test_tune_cluster(monkeypatch):
     monkeypatch.setenv("DG_TUNE_CLUSTER", "3")
     with pytest.raises(ValueError, match="DG_TUNE_CLUSTER=3"):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+
+
+def test_tune_split_k(monkeypatch):
+    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1  # off unless asked for
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")
+    # the model (step 9) splits small-M, long-K GEMMs whose tiles fit one wave twice over
+    c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 2, 1, 128)
+    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["stages"]) == (64, 32, 66, 2, 16)
+    c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 2, 1, 128)
+    assert _C.select_fp8_gemm_config(128, 7168, 2048, 132)["split_k"] == 1  # 16 K blocks: the exchange costs more
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_k"] == 1  # many waves
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # forced multicast keeps its clusters
+    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1
+    monkeypatch.delenv("DG_TUNE_CLUSTER")
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")
+    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1
+    # forced: any BLOCK_M <= 128 problem, the tile of the unsplit choice, several waves and multicast given up alike
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "4")
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    with pytest.raises(ValueError, match="partial tiles of 128 x 192 leave no room for two stages"):
+        _C.select_fp8_gemm_config(1000, 7168, 2048, 78)
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "64")
+    c = _C.select_fp8_gemm_config(1000, 7168, 2048, 78)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 4, 1, 76) and c["waves"] > 1
+    assert c["smem_bytes"] <= SMEM_LIMIT and c["stages"] >= 2
+    monkeypatch.delenv("DG_TUNE_BLOCK_M")
+    monkeypatch.delenv("DG_TUNE_BLOCK_N")
+    c = _C.select_fp8_gemm_config(7, 16, 128, 132)  # one K block: three of the four CTAs get none
+    assert (c["split_k"], c["grid"]) == (4, 4)
+    assert _C.select_fp8_gemm_config(0, 16, 128, 132)["grid"] == 0
+    with pytest.raises(ValueError, match="DG_TUNE_SPLIT_K=4 needs at least that many SMs"):
+        _C.select_fp8_gemm_config(64, 2112, 7168, 3)
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
+    with pytest.raises(ValueError, match="DG_TUNE_SPLIT_K=4 needs BLOCK_M <= 128"):
+        _C.select_fp8_gemm_config(4096, 7168, 2048, 132)
+    monkeypatch.delenv("DG_TUNE_BLOCK_M")
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "3")
+    with pytest.raises(ValueError, match="DG_TUNE_SPLIT_K=3 is not 1, 2 or 4"):
+        _C.select_fp8_gemm_config(64, 2112, 7168, 132)
 
 
 def _grouped(grouping, m, n, k, g, **kw):
@@ -191,7 +265,7 @@ def test_heuristic_examples():
     assert (c["block_m"], c["block_n"], c["waves"]) == (256, 128, 4)
     # Small M fills the SMs with narrow tiles.
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["tiles"]) == (64, 16, 132)
+    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"]) == (64, 16, 132, 1)
 
 
 def test_print_configs_once_per_shape(tmp_path):

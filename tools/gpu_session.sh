@@ -14,6 +14,8 @@
 #   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
 #   bash tools/gpu_session.sh split                 half-width wgmma groups (DG_TUNE_SPLIT_HALVES): their GPU tests,
 #                                                   then 128 x 192 tiles without and with them (NOTES 19)
+#   bash tools/gpu_session.sh splitk                split K (DG_TUNE_SPLIT_K): its GPU tests, then the small-M rows
+#                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -130,6 +132,23 @@ case "$phase" in
         grep -E "^ +[0-9]" | sed "s/^/128x192 split=$sh r$round /"
     done; done | tee "$OUT/split_bench.txt"
     ;;
+  splitk)
+    timeout -k 5 300 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k split_k 2>&1 |
+      quiet >"$OUT/split_k_tests.log"
+    grep -E "FAILED|passed|failed" "$OUT/split_k_tests.log" | tail -8
+    shapes=()
+    for mnk in 64,2112,7168 64,4096,7168 64,7168,16384 64,7168,2048 128,2112,7168 128,4096,7168 128,7168,16384 \
+               128,7168,2048 256,2112,7168 256,4096,7168; do shapes+=(--shape "$mnk"); done
+    bench() { timeout -k 5 80 python -m jax_deepgemm bench --only dense --iters 20 "$@" 2>&1 | quiet | grep -E "^ +[0-9]"; }
+    for round in 1 2; do for sk in 1 0; do  # 0: the heuristics decide (step 9)
+      DG_TUNE_SPLIT_K=$sk bench --output "$OUT/splitk_sk${sk}_r$round.json" "${shapes[@]}" | sed "s/^/sk=$sk r$round /"
+    done; done | tee "$OUT/splitk_bench.txt"
+    # clusters of 4 where one wave holds them: 33 x 4 and 32 x 4 CTAs
+    { DG_TUNE_SPLIT_K=4 DG_TUNE_BLOCK_N=64 bench --output "$OUT/splitk_sk4_bn64.json" --shape 64,2112,7168 \
+        --shape 128,2112,7168 | sed "s/^/sk=4 bn=64 /"
+      DG_TUNE_SPLIT_K=4 DG_TUNE_BLOCK_N=128 bench --output "$OUT/splitk_sk4_bn128.json" --shape 64,4096,7168 |
+        sed "s/^/sk=4 bn=128 /"; } | tee -a "$OUT/splitk_bench.txt"
+    ;;
   multi)
     nvidia-smi -L
     timeout 420 python -I -m pytest tests/test_multi_gpu.py -q -rs -p no:cacheprovider 2>&1 | quiet | tee "$OUT/multi.log" |
@@ -182,5 +201,6 @@ case "$phase" in
     python tools/waits_summary.py <"$OUT/waits.log" | tee "$OUT/waits_summary.txt"
     grep "jax_deepgemm: " "$OUT/waits.log" | sort -u >"$OUT/waits_configs.txt"
     ;;
-  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | multi | sweep | tma | waits"; exit 2 ;;
+  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | split | splitk | multi | sweep | tma | waits"
+     exit 2 ;;
 esac

@@ -99,6 +99,11 @@ constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memor
 #define JDG_SPLIT_HALVES 0
 #endif
 constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K block kb+1's wgmmas run while kb promotes
+#ifndef JDG_SPLIT_K
+#define JDG_SPLIT_K 1
+#endif
+constexpr int kSplitK = JDG_SPLIT_K;  // CTAs of a cluster sharing one tile's K blocks (see split_k_exchange)
+constexpr int kLaunchCluster = kCluster * kSplitK;  // the launch's cluster size
 #ifndef JDG_PROFILE_WAITS
 #define JDG_PROFILE_WAITS 0
 #endif
@@ -148,8 +153,10 @@ constexpr int kSmemSAOffset = kSmemBOffset + fp8_gemm_align(kStages * kSmemBByte
 constexpr int kSmemSBOffset = kSmemSAOffset + fp8_gemm_align(kStages * kSmemSABytes, 1024);
 constexpr int kSmemDOffset = kSmemSBOffset + fp8_gemm_align(kStages * kSmemSBBytes, 1024);
 constexpr int kSmemDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;  // the bf16 output tile (TMA store)
-constexpr int kSmemBarOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 1024);
-constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore);
+constexpr int kSmemPartialOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 1024);
+constexpr int kSmemPartialBytes = fp8_gemm_split_k_partial_bytes(kBlockM, kBlockN, kSplitK);  // split K: CTA 0 only
+constexpr int kSmemBarOffset = kSmemPartialOffset + fp8_gemm_align(kSmemPartialBytes, 1024);
+constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore, kSplitK);
 // The output tile in shared memory: kBlockN / 64 atoms of [BLOCK_M rows x 64 columns] bf16, each row 128 bytes with
 // the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), one TMA store per atom.
 constexpr int kDAtomBytes = kBlockM * 128;
@@ -202,7 +209,9 @@ static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN)
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
               "the TMA-store epilogue takes bf16 out without C, not k-grouped, BLOCK_N % 64 == 0, N % 8 == 0");
-static_assert(kSmemBarOffset + 2 * kStages * 8 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
+static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
+static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),
+              "JDG_SPLIT_K takes 1, or 2 / 4 for dense GEMMs with BLOCK_M <= 128 and no multicast (JDG_CLUSTER 1)");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
@@ -255,14 +264,16 @@ __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
 // keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
 struct TileScheduler {
-  int rank = 0;                 // the CTA's rank in its cluster (0 without one)
+  int rank = 0;                 // the CTA's rank in its multicast pair (0 without one)
+  int part = 0;                 // split K: the CTA's run of each tile's K blocks (its rank in the cluster)
   int group = 0;                // the cursor's group (ragged: G is the zero tail)
   int start = 0;                // ragged: the group's first row
   int rows = 0;                 // the group's rows (clamped)
   int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
 
-  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank) {
+  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part) {
     rank = cta_rank;
+    if constexpr (kSplitK > 1) part = k_part;
     group = 0;
     start = 0;
     first_tile = 0;
@@ -321,8 +332,13 @@ struct TileScheduler {
   // Tile t, or false when t is past the last tile.
   __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
     if constexpr (kKGrouped) return get_k_grouped(t, args, tile);
-    tile.kb0 = 0;
-    tile.num_kb = kNumKBlocks;
+    if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
+      tile.kb0 = part * kNumKBlocks / kSplitK;
+      tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
+    } else {
+      tile.kb0 = 0;
+      tile.num_kb = kNumKBlocks;
+    }
     int num_m_blocks, local = t, base_row = 0;
     if constexpr (kWalksGroups) {
       constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
@@ -595,6 +611,53 @@ __device__ __forceinline__ void load_b_scale_chunk(float& chunk, const float* b_
                : "l"(b_scale_col + kb), "r"(static_cast<int>(load)));
 }
 
+// Split K, after a tile's K loop: CTA `part` > 0 of the cluster sends its FP32 partial tile `out` into slot part - 1
+// of CTA 0's partial area (`partial`; each thread its own registers, 16 bytes at a time, consecutive threads at
+// consecutive addresses) and returns false: CTA 0 stores the tile. CTA 0 waits for every slot and adds them to its
+// own partial in rank order, the same sum in every run whatever the timing, and returns true. A slot is written
+// again only after CTA 0 has read it (CTA 0's consumer threads arrive on each sender's `free_bar`; a fresh barrier
+// counts as released). `phase`: the tiles exchanged so far, mod 2, the same in every CTA of the cluster.
+__device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int& phase,
+                                                 unsigned int partial, unsigned int full_bar, unsigned int free_bar) {
+  constexpr unsigned int kSlotBytes = kBlockM * kBlockN * 4;  // = kNumMathThreads x kWaves x kAccRegs floats
+  static_assert(kSlotBytes == 4u * kNumMathThreads * kWaves * kAccRegs && kAccRegs % 4 == 0, "");
+  const unsigned int thread_offset = 16u * threadIdx.x;  // consumer threads are 0 .. kNumMathThreads - 1
+  bool stores = true;
+  if (part > 0) {
+    ptx::mbarrier_wait<true>(free_bar, phase ^ 1u);
+    const unsigned int slot = ptx::cluster_smem_addr(partial + (part - 1) * kSlotBytes, 0) + thread_offset;
+#pragma unroll
+    for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+      for (int j = 0; j < kAccRegs / 4; ++j)
+        ptx::st_cluster_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
+                              out[v][4 * j + 2], out[v][4 * j + 3]);
+    ptx::mbarrier_arrive_release_cluster(full_bar, 0);
+    stores = false;
+  } else {
+    ptx::mbarrier_wait<true>(full_bar, phase);
+#pragma unroll
+    for (int r = 1; r < kSplitK; ++r) {
+      const unsigned int slot = partial + (r - 1) * kSlotBytes + thread_offset;
+#pragma unroll
+      for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+        for (int j = 0; j < kAccRegs / 4; ++j) {
+          float x, y, z, w;
+          ptx::ld_shared_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, x, y, z, w);
+          out[v][4 * j] += x;
+          out[v][4 * j + 1] += y;
+          out[v][4 * j + 2] += z;
+          out[v][4 * j + 3] += w;
+        }
+    }
+#pragma unroll
+    for (int r = 1; r < kSplitK; ++r) ptx::mbarrier_arrive_release_cluster(free_bar, static_cast<unsigned int>(r));
+  }
+  phase ^= 1u;
+  return stores;
+}
+
 // A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
 __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity, unsigned long long& waited) {
   if constexpr (kProfileWaits) {
@@ -641,6 +704,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
   const unsigned int full_bars = smem_base + kSmemBarOffset;  // kStages x 8 bytes
   const unsigned int empty_bars = full_bars + 8 * kStages;    // kStages x 8 bytes
+  const unsigned int partial_full_bar = empty_bars + 8 * kStages;  // split K, see split_k_exchange
+  const unsigned int partial_free_bar = partial_full_bar + 8;
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
   const int warpgroup = warp / 4;
@@ -657,22 +722,28 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
       ptx::mbarrier_init(empty_bars + 8 * s, kCluster * kNumMathThreads / 32);
     }
+    if constexpr (kSplitK > 1) {
+      ptx::mbarrier_init(partial_full_bar, (kSplitK - 1) * kNumMathThreads);  // CTA 0's: the others' consumer threads
+      ptx::mbarrier_init(partial_free_bar, kNumMathThreads);                   // the others': CTA 0's consumer threads
+    }
     ptx::fence_barrier_init();
   }
   // With a cluster, no CTA may multicast into the other's stages or arrive on its barriers before they exist.
-  if constexpr (kCluster > 1) {
+  if constexpr (kLaunchCluster > 1) {
     ptx::cluster_sync();
   } else {
     __syncthreads();
   }
-  const int rank = kCluster > 1 ? static_cast<int>(ptx::cluster_cta_rank()) : 0;
-  const int first_tile = static_cast<int>(blockIdx.x) / kCluster;  // the cluster's (CTAs of a cluster are adjacent)
-  const int tile_step = static_cast<int>(gridDim.x) / kCluster;
+  const int cluster_rank = kLaunchCluster > 1 ? static_cast<int>(ptx::cluster_cta_rank()) : 0;
+  const int rank = kCluster > 1 ? cluster_rank : 0;        // multicast: which half of the A tile this CTA loads
+  const int k_part = kSplitK > 1 ? cluster_rank : 0;       // split K: which run of K blocks this CTA takes
+  const int first_tile = static_cast<int>(blockIdx.x) / kLaunchCluster;  // the cluster's (its CTAs are adjacent)
+  const int tile_step = static_cast<int>(gridDim.x) / kLaunchCluster;
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
   // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
   TileScheduler scheduler;
-  scheduler.init(args, rank);
+  scheduler.init(args, rank, k_part);
   Tile tile;
 
   if (warpgroup == kNumMathWarpgroups) {
@@ -921,6 +992,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
     int stage = 0;
     unsigned int phase = 0;
+    unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
     for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
       const int n0 = tile.n_block * kBlockN;
 
@@ -1077,6 +1149,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         }
       }
 
+      if constexpr (kSplitK > 1) {
+        // The other CTAs' partial tiles go to CTA 0, which stores the sum.
+        if (!split_k_exchange(out, k_part, split_phase, smem_base + kSmemPartialOffset, partial_full_bar,
+                              partial_free_bar))
+          continue;
+      }
       const long long epilogue_start = kProfileWaits ? clock64() : 0;
       if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
       if (kLoneColumn && tile.rows == 0) continue;  // the lone column's tile past M (uniform over the CTA)
@@ -1157,9 +1235,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     }
   }
 #endif
-  // A cluster's CTAs leave together: the other one may still arrive on this one's barriers (and multicast into its
-  // stages only while this one waits for them, so that is over).
-  if constexpr (kCluster > 1) {
+  // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
+  // stages only while this one waits for them, so that is over; split K: CTA 0 frees the others' slots last).
+  if constexpr (kLaunchCluster > 1) {
     __syncwarp();
     ptx::cluster_sync();
   }

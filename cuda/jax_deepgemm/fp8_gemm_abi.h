@@ -33,6 +33,12 @@
 //   JDG_SPLIT_HALVES        optional, default 0; 1: each K block's wgmmas as two half-width groups, each half promoted
 //                           while the other runs, where fp8_gemm_split_halves_supported() allows (not with
 //                           JDG_ACC_PIPELINE).
+//   JDG_SPLIT_K             optional, default 1; 2 or 4 (fp8_gemm_split_k_supported: dense, BLOCK_M <= 128, JDG_CLUSTER
+//                           1): CTAs run
+//                           in clusters of JDG_SPLIT_K that take the same tile, CTA r of a cluster the r-th of
+//                           JDG_SPLIT_K near-equal runs of its K blocks; the others send their FP32 partial tiles to
+//                           CTA 0's shared memory, which adds them in rank order (the same sum every run) and stores
+//                           the tile. For few tiles over long K (small M): more CTAs per tile, fewer K blocks each.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -40,10 +46,10 @@
 //                           on the same stream after each GEMM when the module has it (launches of one profiled
 //                           kernel on concurrent streams would share the records: profile one at a time).
 //
-// Launch: grid = min(num_sms rounded down to a multiple of JDG_CLUSTER, fp8_gemm_max_tiles(...) rounded up to a
-// multiple of JDG_CLUSTER) persistent CTAs (1-D), cluster dimensions {JDG_CLUSTER, 1, 1}, block =
-// fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES,
-// B_SCALE_PER_ROW, TMA_STORE). The grid depends on static shapes only; the kernel counts the tiles of grouped modes
+// Launch: with C = JDG_CLUSTER x JDG_SPLIT_K CTAs per cluster, grid = min(num_sms rounded down to a multiple of C,
+// JDG_SPLIT_K x fp8_gemm_max_tiles(...) rounded up to a multiple of C) persistent CTAs (1-D), cluster dimensions
+// {C, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N,
+// STAGES, B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel counts the tiles of grouped modes
 // on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
@@ -171,15 +177,30 @@ constexpr bool fp8_gemm_split_halves_supported(int block_m, int block_n, bool b_
   return block_m <= 128 && block_n > 128 && (block_n / 2) % 16 == 0 && !b_scale_per_row;
 }
 
+// Split K (JDG_SPLIT_K): dense GEMMs only, without A multicast (JDG_CLUSTER 1), in clusters of 2 or 4 CTAs, tiles of
+// at most 128 rows (it is meant for small M, and a 256-row partial tile would take most of the shared memory).
+constexpr bool fp8_gemm_split_k_supported(int mode, int block_m, int cluster, int split_k) {
+  return split_k == 1 || ((split_k == 2 || split_k == 4) && mode == kFp8GemmDense && block_m <= 128 && cluster == 1);
+}
+
+// Split K: the FP32 partial tiles the cluster's other CTAs send to its first one (BLOCK_M x BLOCK_N floats each).
+constexpr int fp8_gemm_split_k_partial_bytes(int block_m, int block_n, int split_k) {
+  return (split_k - 1) * block_m * block_n * 4;
+}
+
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B
-//   scales (per row only), the bf16 output tile (TMA store only: BLOCK_M x BLOCK_N x 2 bytes), stages x full +
-//   stages x empty mbarriers (8 bytes each), plus 1024 bytes of slack for aligning the base.
-constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row, bool tma_store) {
+//   scales (per row only), the bf16 output tile (TMA store only: BLOCK_M x BLOCK_N x 2 bytes), the split-K partial
+//   tiles (fp8_gemm_split_k_partial_bytes), stages x full + stages x empty + 2 split-K mbarriers (8 bytes each),
+//   plus 1024 bytes of slack for aligning the base.
+constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row, bool tma_store,
+                                  int split_k = 1) {
   return fp8_gemm_align(stages * block_m * kFp8BlockK, 1024) + fp8_gemm_align(stages * block_n * kFp8BlockK, 1024) +
          fp8_gemm_align(stages * fp8_gemm_sa_stage_bytes(block_m), 1024) +
          fp8_gemm_align(stages * fp8_gemm_sb_stage_bytes(block_n, b_scale_per_row), 1024) +
-         (tma_store ? fp8_gemm_align(block_m * block_n * 2, 1024) : 0) + fp8_gemm_align(2 * stages * 8, 1024) + 1024;
+         (tma_store ? fp8_gemm_align(block_m * block_n * 2, 1024) : 0) +
+         fp8_gemm_align(fp8_gemm_split_k_partial_bytes(block_m, block_n, split_k), 1024) +
+         fp8_gemm_align(2 * stages * 8 + 16, 1024) + 1024;
 }
 
 // Scale rows are padded to a multiple of 4 floats: TMA needs 16-byte row strides.

@@ -126,15 +126,27 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsi
                : "memory");
 }
 
+// kClusterAcquire: cluster-scope acquire, for data that other CTAs of the cluster released (split K's exchange).
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ bool mbarrier_try_wait(unsigned int bar, unsigned int parity) {
   unsigned int done;
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
+  if constexpr (kClusterAcquire) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
   return done != 0;
 }
 
@@ -147,17 +159,18 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
 // Block until the phase with `parity` has completed. try_wait itself suspends the thread for a while in hardware,
 // so the loop does not spin hot. With JDG_DEBUG_HANG_NS defined (test builds), a wait longer than that many
 // nanoseconds traps, turning a pipeline deadlock into a launch error instead of a hung process.
+template <bool kClusterAcquire = false>
 __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
 #ifdef JDG_DEBUG_HANG_NS
   unsigned long long start = 0;
-  for (unsigned int it = 0; !mbarrier_try_wait(bar, parity); ++it) {
+  for (unsigned int it = 0; !mbarrier_try_wait<kClusterAcquire>(bar, parity); ++it) {
     if (it == 0) start = global_timer_ns();
     if ((it & 1023u) == 1023u && global_timer_ns() - start > (unsigned long long)(JDG_DEBUG_HANG_NS)) {
       asm volatile("trap;");
     }
   }
 #else
-  while (!mbarrier_try_wait(bar, parity)) {
+  while (!mbarrier_try_wait<kClusterAcquire>(bar, parity)) {
   }
 #endif
 }
@@ -173,6 +186,34 @@ __device__ __forceinline__ unsigned int cluster_cta_rank() {
 // Every thread of every CTA of the cluster arrives, then waits for all of them (barrier.cluster is per thread).
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Split K's data exchange through another CTA's shared memory: plain stores and loads give no order across CTAs, so
+// the data barriers use cluster-scope release (the arrival, after the stores or loads it publishes) and acquire (the
+// wait, before the loads or stores it allows).
+__device__ __forceinline__ unsigned int cluster_smem_addr(unsigned int addr, unsigned int cta) {
+  unsigned int remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));
+  return remote;
+}
+
+__device__ __forceinline__ void st_cluster_f32x4(unsigned int remote, float x, float y, float z, float w) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(remote), "f"(x), "f"(y), "f"(z), "f"(w)
+               : "memory");
+}
+
+__device__ __forceinline__ void ld_shared_f32x4(unsigned int addr, float& x, float& y, float& z, float& w) {
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "r"(addr) : "memory");
+}
+
+// One arrival of this thread, with cluster-scope release, on the barrier at shared offset `bar` of CTA `cta`.
+__device__ __forceinline__ void mbarrier_arrive_release_cluster(unsigned int bar, unsigned int cta) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
 }
 
 // ----------------------------------------------------------------------------------------------- TMA

@@ -40,17 +40,17 @@ def align(x, a):
     return (x + a - 1) // a * a
 
 
-def smem_bytes(bm, bn, stages, row=0, tma_store=0):
+def smem_bytes(bm, bn, stages, row=0, tma_store=0, split_k=1):
     boxes = bm // 128 if bm > 128 else 1  # A-scale boxes of bm / boxes + 4 floats
     sa, sb = boxes * align((bm // boxes + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
-            align(stages * sb, 1024) + (align(bm * bn * 2, 1024) if tma_store else 0) + align(2 * stages * 8, 1024) +
-            1024)
+            align(stages * sb, 1024) + (align(bm * bn * 2, 1024) if tma_store else 0) +
+            align((split_k - 1) * bm * bn * 4, 1024) + align(2 * stages * 8 + 16, 1024) + 1024)
 
 
-def max_stages(bm, bn, row=0, tma_store=0):
+def max_stages(bm, bn, row=0, tma_store=0, split_k=1):
     s = 1
-    while smem_bytes(bm, bn, s + 1, row, tma_store) <= MAX_SMEM:
+    while smem_bytes(bm, bn, s + 1, row, tma_store, split_k) <= MAX_SMEM:
         s += 1
     return s
 
@@ -136,7 +136,7 @@ def cfg_name(cfg):
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
             (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
-            ("_sh" if cfg.get("SPLIT_HALVES") else ""))
+            ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -313,6 +313,16 @@ def sweep(quick: bool):
             jobs.append(({**c, "SPLIT_HALVES": 1}, True))
         c = cfg(128, 192, 3, 7168, 2048, 0, 0, 1)
         jobs.append(({**c, "SPLIT_HALVES": 1}, "JDG_SPLIT_HALVES takes"))
+        # split K (JDG_SPLIT_K): clusters of 2 and 4, both epilogues, per-row B scales, f32 out with C; refused with
+        # multicast, in a grouped mode and at 256 rows
+        for bm, bn, sk, tma, row, ck, out32, n, k in [(64, 32, 2, 0, 0, 0, 0, 2112, 7168), (128, 64, 2, 1, 0, 0, 0, 4096, 7168),
+                                                      (64, 64, 4, 1, 0, 0, 0, 2112, 7168), (128, 32, 4, 0, 0, 0, 0, 4096, 7168),
+                                                      (128, 128, 2, 1, 0, 0, 0, 7168, 16384), (64, 64, 2, 0, 1, 2, 1, 130, 208)]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, tma, sk), n, k, ck, out32, row, tma_store=tma, acc_pipe=bn <= 128)
+            jobs.append(({**c, "SPLIT_K": sk}, True))
+        for bm, mode, cl in [(128, 0, 2), (128, 1, 1), (256, 0, 1)]:
+            c = cfg(bm, 64, 2, 4096, 7168, mode=mode, cluster=cl)
+            jobs.append(({**c, "SPLIT_K": 2}, "JDG_SPLIT_K takes"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

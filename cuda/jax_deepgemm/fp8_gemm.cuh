@@ -15,6 +15,9 @@
 // connected by a ring of JDG_STAGES shared-memory stages (A tile BLOCK_M x 128 B, B tile BLOCK_N x 128 B), each with
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
+// Clusters: with JDG_CLUSTER 2 the two CTAs take adjacent N blocks of the same rows and multicast A halves into each
+// other's stages; with JDG_SPLIT_K they take the same tile, each a run of its K blocks, and the others' FP32 partial
+// tiles are summed in CTA 0's shared memory before its epilogue (split_k_exchange).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler below) that the producer and
@@ -45,12 +48,14 @@
 //    BLOCK_M <= 128, and >= 144 at BLOCK_M 256, spill to local memory: correct, but slow; the heuristics stay below.
 //    With per-row B scales the contiguous mode's bookkeeping already spills a few bytes at 176 (the heuristics'
 //    cap there; the other modes do not);
-//  * each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle during one
-//    warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile;
+//  * with one accumulator each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle
+//    during a warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile (JDG_ACC_PIPELINE and
+//    JDG_SPLIT_HALVES keep a group queued while promoting, where the registers allow);
 //  * clusters of 2 (JDG_CLUSTER) share A through multicast, but every stage then waits for both CTAs' consumers;
 //  * A scales and per-row B scales come with each stage through TMA into shared memory; 128x128 B scales (1-3 per
-//    K block, the same for every thread) are read from global memory (L1); the epilogue stores straight from
-//    registers (no stmatrix / TMA store). Pointers: D and C must be 4-byte (bf16) / 8-byte (f32) aligned.
+//    K block, the same for every thread) are read from global memory (L1); the epilogue stores from registers, or
+//    (JDG_TMA_STORE, bf16 without C) through a swizzled shared tile and TMA stores. Pointers: D and C must be
+//    4-byte (bf16) / 8-byte (f32) aligned.
 #pragma once
 
 #include <jax_deepgemm/fp8_gemm_abi.h>

@@ -534,6 +534,19 @@ def test_real_kernel_compiles_with_split_halves(variant, monkeypatch):
     assert r["cubin_size"] > 0
 
 
+@needs_nvrtc
+@pytest.mark.parametrize("variant,split_k", [(dict(m=64, n=2112, k=7168), "0"), (dict(m=128, n=7168, k=2048), "4")],
+                         ids=["model", "forced"])
+def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
+    _C.configure(str(CUDA_DIR), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", split_k)
+    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    parts = r["config"]["split_k"]
+    assert parts == (2 if split_k == "0" else 4) and f"#define JDG_SPLIT_K {parts}" in r["source"]
+    assert r["cubin_size"] > 0
+
+
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
 def test_masked_and_k_grouped_take_tiles_up_to_128_by_128(grouping, monkeypatch):
     # Step 6 of the model: 128 x 128 measured faster than the wider / taller picks the cost alone would make.

@@ -637,7 +637,7 @@ __device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs],
       for (int j = 0; j < kAccRegs / 4; ++j)
         ptx::st_cluster_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
                               out[v][4 * j + 2], out[v][4 * j + 3]);
-    ptx::mbarrier_arrive_release_cluster(full_bar, 0);
+    ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
     stores = false;
   } else {
     ptx::mbarrier_wait<true>(full_bar, phase);
@@ -657,7 +657,7 @@ __device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs],
         }
     }
 #pragma unroll
-    for (int r = 1; r < kSplitK; ++r) ptx::mbarrier_arrive_release_cluster(free_bar, static_cast<unsigned int>(r));
+    for (int r = 1; r < kSplitK; ++r) ptx::mbarrier_arrive_cluster<true>(free_bar, static_cast<unsigned int>(r));
   }
   phase ^= 1u;
   return stores;

@@ -108,19 +108,31 @@ __device__ __forceinline__ void mbarrier_arrive_if_lane0(unsigned int bar, int l
       : "memory");
 }
 
-// Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
 // Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one). The
-// consumers arrive after their wgmmas completed (wait_group), so the reads of the stage are over; the default
-// (CTA-scope) release, as CUTLASS's cluster barriers use it: a cluster-scope one measured far slower.
+// pipeline's consumers arrive after their wgmmas completed (wait_group), so the reads of the stage are over; the
+// default (CTA-scope) release, as CUTLASS's cluster barriers use it: a cluster-scope one measured far slower.
+// kClusterRelease: cluster-scope release, which orders this thread's earlier loads and stores (of any CTA's shared
+// memory) before the arrival for a cluster-scope acquire on the other side (split K's exchange).
+template <bool kClusterRelease = false>
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-      "r"(cta)
-      : "memory");
+  if constexpr (kClusterRelease) {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(cta)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n.reg .b32 remote;\n"
+        "mapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+        "r"(cta)
+        : "memory");
+  }
 }
 
+// Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsigned int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
@@ -206,15 +218,6 @@ __device__ __forceinline__ void ld_shared_f32x4(unsigned int addr, float& x, flo
   asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x), "=f"(y), "=f"(z), "=f"(w) : "r"(addr) : "memory");
 }
 
-// One arrival of this thread, with cluster-scope release, on the barrier at shared offset `bar` of CTA `cta`.
-__device__ __forceinline__ void mbarrier_arrive_release_cluster(unsigned int bar, unsigned int cta) {
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-      "r"(cta)
-      : "memory");
-}
 
 // ----------------------------------------------------------------------------------------------- TMA
 

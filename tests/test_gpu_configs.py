@@ -64,6 +64,15 @@ def _check_config(capfd, kind, config):
     assert fields["cluster"] == (cluster if pairs else 1), line
 
 
+def _dense_plain(m, n, k):
+    """fp8_gemm_nt without C under jit against the oracle; the operands, for further checks."""
+    a, b = dense._operands(m, n, k)
+    expected, bound = dense._expected(a, b)
+    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    assert_matches(out, expected, bound, BF16)
+    return a, b, out
+
+
 def _dense_per_row_scales():
     m, n, k = 520, 272, 640
     a, b = dense._operands(m, n, k, per_row=True)
@@ -170,11 +179,8 @@ def _check_tma_store(capfd, kind, params):
                                    (130, 4096, 640)])
 def test_tma_store_dense(tma_store, capfd, m, n, k):
     # M tails inside a tile, N tails inside a 64-column atom and whole atoms past N, several tiles per CTA
-    a, b = dense._operands(m, n, k)
-    expected, bound = dense._expected(a, b)
-    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    a, b, out = _dense_plain(m, n, k)
     _check_tma_store(capfd, "fp8_gemm", tma_store)
-    assert_matches(out, expected, bound, BF16)
     np.testing.assert_array_equal(np.asarray(jax.jit(dg.fp8_gemm_nt)(a, b).astype(F32)), np.asarray(out.astype(F32)))
 
 
@@ -257,11 +263,8 @@ def _check_split(capfd, kind, params):
 
 @pytest.mark.parametrize("m,n,k", [(1000, 2112, 2048), (300, 400, 128), (257, 384, 256), (130, 4096, 640)])
 def test_split_halves_dense(split_halves, capfd, m, n, k):
-    a, b = dense._operands(m, n, k)
-    expected, bound = dense._expected(a, b)
-    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    _dense_plain(m, n, k)
     _check_split(capfd, "fp8_gemm", split_halves)
-    assert_matches(out, expected, bound, BF16)
 
 
 @pytest.mark.parametrize("name", ["ids_change_inside_blocks", "garbage_32bit"])
@@ -323,12 +326,8 @@ def test_split_k_per_row_scales(split_k, capfd):
 
 def test_split_k_many_tiles_per_cluster(split_k, capfd, restore_num_sms):
     dg.set_num_sms(8)  # 8 / split_k clusters walk 13 or more tiles each, reusing the partial slots
-    m, n, k = 500, 832, 2048
-    a, b = dense._operands(m, n, k)
-    expected, bound = dense._expected(a, b)
-    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    _dense_plain(500, 832, 2048)
     assert _check_split_k(capfd, split_k)["grid"] == 8
-    assert_matches(out, expected, bound, BF16)
 
 
 def test_split_k_inside_scan(split_k, capfd):

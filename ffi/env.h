@@ -27,8 +27,8 @@
 //                                  groups wherever the configuration allows it (BLOCK_M <= 128, BLOCK_N > 128,
 //                                  128x128 B scales)
 //   DG_TUNE_SPLIT_K                (tuning) dense GEMMs: 2 / 4: every tile's K blocks split over a cluster of that
-//                                  many CTAs (BLOCK_M <= 128; no multicast then); 0: the heuristics decide
-//                                  (heuristics.cc, step 9); unset or 1: no split K (until step 9 is measured)
+//                                  many CTAs (BLOCK_M <= 128; no multicast then); unset or 0: the heuristics
+//                                  decide (heuristics.cc, step 9); 1: no split K
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once

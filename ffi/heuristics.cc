@@ -62,15 +62,16 @@
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
 //    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off.
 // 9. Split K (dense GEMMs; fp8_gemm_split_k_supported): where the choice above is one wave of at most 128-row tiles
-//    over >= 16 K blocks (small M, long K), a CTA's time per tile is its K blocks times what each costs to copy in
-//    (NOTES 17 on an H100: ~2.8 cycles per 128-byte row, at least ~400 per K block; small tiles are bound by it, not
-//    by the tensor cores), so tiles twice as wide (half as many, the A rows copied half as often) with their K
-//    blocks split over a cluster of 2 CTAs take about half the time, plus the exchange of the partial tiles
-//    (split_k_tile_cycles). Taken where the model expects at most 0.8 of the unsplit time, with the width it
-//    expects fastest among those that keep one wave. Clusters of 4 are left to DG_TUNE_SPLIT_K=4: an SM's GPC may
-//    not fit whole clusters of 4 on every SM (a cluster runs in one GPC), which would cost a second wave. Not yet
-//    measured on a GPU (NOTES 21), so off unless DG_TUNE_SPLIT_K=0 asks for the model's choice
-//    (kSplitKByDefault); 2 / 4 force it on the unsplit choice's tiles.
+//    over >= 16 K blocks (small M, long K), a CTA's time per tile is its K blocks times the dearest of what each
+//    costs to copy in (NOTES 17 on an H100: ~2.8 cycles per 128-byte row, at least ~400 per K block; small tiles are
+//    bound by it) and its tensor-core time (BLOCK_M x BLOCK_N / 16 cycles at ~4096 FP8 FLOP per SM cycle), so tiles
+//    twice as wide (half as many, the A rows copied half as often) with their K blocks split over a cluster of 2
+//    CTAs take about half the time, plus the exchange of the partial tiles (split_k_tile_cycles). Taken where the
+//    model expects at most 0.8 of the unsplit time, with the width it expects fastest among those that keep one
+//    wave. Measured on an H200 (NOTES 22): 64 / 128 / 256 x 2112 x 7168 -27% / -20% / -10%, 128 x 4096 x 7168 -5%,
+//    64 x 7168 x 16384 -3%; 128 x 128 split tiles, which the tensor-core term now rules out, ran 0% to +32% slower
+//    than 128 x 64 unsplit ones. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower on the shapes measured.
+//    DG_TUNE_SPLIT_K=1 turns split K off; 2 / 4 force it on the unsplit choice's tiles.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -262,27 +263,29 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   return best;
 }
 
-// Step 9's model: SM cycles one CTA spends on a tile of `k_blocks` K blocks, its copies at kCopyCyclesPerRow per
-// 128-byte row and at least kKBlockFloorCycles per K block (benchmarks/NOTES.md, 17, on an H100), plus, with split
-// K, the exchange: the partial tiles at ~32 bytes per cycle through the cluster's shared memory and a fixed part.
+// Step 9's model: SM cycles one CTA spends on a tile of `k_blocks` K blocks, each the dearest of its copies at
+// kCopyCyclesPerRow per 128-byte row, kKBlockFloorCycles (benchmarks/NOTES.md, 17, on an H100) and its wgmma at
+// kMmaFlopsPerCycle, plus, with split K, the exchange: the partial tiles at ~32 bytes per cycle through the
+// cluster's shared memory and a fixed part.
 constexpr double kCopyCyclesPerRow = 2.8;
 constexpr double kKBlockFloorCycles = 400;
+constexpr double kMmaFlopsPerCycle = 4096;  // dense FP8 wgmma per SM: ~990 TFLOPS over 132 SMs at ~1.83 GHz
 constexpr double kExchangeFixedCycles = 500;
 double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k) {
-  const double per_k_block = std::max(kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n));
+  const double mma = 2.0 * block_m * block_n * kFp8BlockK / kMmaFlopsPerCycle;
+  const double per_k_block = std::max({kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n), mma});
   const double exchange = split_k == 1 ? 0 : kExchangeFixedCycles + fp8_gemm_split_k_partial_bytes(block_m, block_n,
                                                                                                    split_k) / 32.0;
   return static_cast<double>(ceil_div(k_blocks, split_k)) * per_k_block + exchange;
 }
 
 // Step 9: `best` (dense, chosen without split K) with its tile's K blocks split over 2 CTAs where the model expects
-// that to take at most kSplitKGain of the time (DG_TUNE_SPLIT_K=0), or over DG_TUNE_SPLIT_K CTAs (1: never).
+// that to take at most kSplitKGain of the time (unset or DG_TUNE_SPLIT_K=0), or over DG_TUNE_SPLIT_K CTAs (1: never).
 constexpr double kSplitKGain = 0.8;
 constexpr std::int64_t kSplitKMinKBlocks = 16;
-constexpr bool kSplitKByDefault = false;  // the model's choice without DG_TUNE_SPLIT_K, once measured
 void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best) {
   const int tuned = env::tune_split_k();
-  const int forced = tuned >= 0 ? tuned : kSplitKByDefault ? 0 : 1;
+  const int forced = tuned >= 0 ? tuned : 0;  // unset: the model's choice
   if (forced != 0 && forced != 1 && forced != 2 && forced != 4)
     throw std::invalid_argument("DG_TUNE_SPLIT_K=" + std::to_string(forced) + " is not 1, 2 or 4");
   if (forced > 1) {

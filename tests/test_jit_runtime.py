@@ -95,17 +95,19 @@ def test_heuristic(m, n, k, num_sms, monkeypatch):
         for bn in (16, 32, 64, 128, 160, 192):
             if bm < 256 or bn <= 128:
                 assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
-    monkeypatch.delenv("DG_TUNE_SPLIT_K")
-    assert _C.select_fp8_gemm_config(m, n, k, num_sms) == c  # no split K unless asked for (not yet measured)
-    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the model's choice
-    _check_split_k(m, n, k, num_sms, c, _C.select_fp8_gemm_config(m, n, k, num_sms))
+    monkeypatch.delenv("DG_TUNE_SPLIT_K")  # unset: the model's choice, as with DG_TUNE_SPLIT_K=0
+    chosen = _C.select_fp8_gemm_config(m, n, k, num_sms)
+    _check_split_k(m, n, k, num_sms, c, chosen)
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")
+    assert _C.select_fp8_gemm_config(m, n, k, num_sms) == chosen
 
 
 def _split_k_cycles(bm, bn, kb, split_k):
-    """heuristics.cc, step 9: a CTA's cycles on one tile (copies at 2.8 cycles per 128-byte row, at least 400 per K
-    block; with split K the exchange of the partial tiles at 32 bytes per cycle plus 500)."""
+    """heuristics.cc, step 9: a CTA's cycles on one tile (per K block the dearest of its copies at 2.8 cycles per
+    128-byte row, 400, and its wgmma at 4096 FLOP per cycle; with split K the exchange of the partial tiles at 32
+    bytes per cycle plus 500)."""
     exchange = 0 if split_k == 1 else 500 + (split_k - 1) * bm * bn * 4 / 32
-    return -(-kb // split_k) * max(400, 2.8 * (bm + bn)) + exchange
+    return -(-kb // split_k) * max(400, 2.8 * (bm + bn), 2 * bm * bn * 128 / 4096) + exchange
 
 
 def _check_split_k(m, n, k, num_sms, unsplit, c):
@@ -126,7 +128,10 @@ def _check_split_k(m, n, k, num_sms, unsplit, c):
     assert c["tiles"] == tiles and c["waves"] == 1 and c["grid"] == 2 * tiles and c["smem_bytes"] <= SMEM_LIMIT
 
 
-def test_small_tiles_keep_16_stages_in_flight():
+def test_small_tiles_keep_16_stages_in_flight(monkeypatch):
+    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)  # split K: 64 x 32 tiles over a cluster of 2
+    assert (c["block_m"], c["block_n"], c["split_k"], c["stages"]) == (64, 32, 2, 16) and c["smem_bytes"] <= SMEM_LIMIT
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
     assert (c["block_m"], c["block_n"], c["stages"]) == (64, 16, 16) and c["smem_bytes"] <= SMEM_LIMIT
     assert _C.select_fp8_gemm_config(64, 2112, 512, 132)["stages"] == 5  # K = 512: 4 K blocks + 1
@@ -160,11 +165,16 @@ def test_tune_cluster(monkeypatch):
 
 
 def test_tune_split_k(monkeypatch):
-    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1  # off unless asked for
-    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")
-    # the model (step 9) splits small-M, long-K GEMMs whose tiles fit one wave twice over
+    # unset: the model (step 9) splits small-M, long-K GEMMs whose tiles fit one wave twice over
     c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
     assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 2, 1, 128)
+    c = _C.select_fp8_gemm_config(64, 7168, 16384, 132)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["grid"]) == (64, 128, 2, 112)
+    # but not into 128 x 128 tiles, whose wgmma per K block costs what the copies of 128 x 64 ones do
+    for m, n, k in ((128, 7168, 16384), (256, 4096, 7168)):
+        c = _C.select_fp8_gemm_config(m, n, k, 132)
+        assert (c["block_m"], c["block_n"], c["split_k"]) == (128, 64, 1), (m, n, k)
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the same
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
     assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["stages"]) == (64, 32, 66, 2, 16)
     c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
@@ -263,9 +273,11 @@ def test_heuristic_examples():
     # M=4096, N=4096: 256x128 tiles (4 waves, cost 4 x 320) beat 128x128 (8 x 192) and 128x192 (6 x 256).
     c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132)
     assert (c["block_m"], c["block_n"], c["waves"]) == (256, 128, 4)
-    # Small M fills the SMs with narrow tiles.
+    # Small M fills the SMs with narrow tiles, or over long K with tiles twice as wide, each split over 2 CTAs.
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"]) == (64, 16, 132, 1)
+    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["grid"]) == (64, 32, 66, 2, 132)
+    c = _C.select_fp8_gemm_config(64, 2112, 1024, 132)
+    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["grid"]) == (64, 16, 132, 1, 132)
 
 
 def test_print_configs_once_per_shape(tmp_path):
@@ -485,7 +497,7 @@ def test_real_kernel_compiles_with_the_accumulator_pipeline(variant, monkeypatch
 
 def test_tune_acc_pipeline(monkeypatch):
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (64, 16, True)  # on wherever it applies ...
+    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (64, 32, True)  # on wherever it applies ...
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]  # (256-row tiles: two waves)
     k_grouped = dict(grouping="k_grouped", num_groups=4, out_f32=True, c_kind=2, b_scale_per_row=True)
     c = _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)
@@ -508,7 +520,7 @@ def test_tune_split_halves(monkeypatch):
     assert not _C.select_fp8_gemm_config(6144, 2112, 7168, 132)["split_halves"]
     monkeypatch.setenv("DG_TUNE_SPLIT_HALVES", "1")
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]  # 256-row tiles
-    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["split_halves"]  # 64 x 16: the pipeline's
+    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["split_halves"]  # 64 x 32 (split K): the pipeline's
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "160")
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_halves"]

@@ -70,8 +70,8 @@ case "$phase" in
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
-        memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=480 ;;   # JDG_SANITIZE_K: another -k selection
-        racecheck) sel=${JDG_SANITIZE_K:-$race}; limit=480 ;;
+        memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=${JDG_SANITIZE_LIMIT:-480} ;;  # JDG_SANITIZE_K: another -k selection
+        racecheck) sel=${JDG_SANITIZE_K:-$race}; limit=${JDG_SANITIZE_LIMIT:-480} ;;
         threads)
           timeout -k 5 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
           grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5

@@ -64,13 +64,15 @@
 // 9. Split K (dense GEMMs; fp8_gemm_split_k_supported): where the choice above is one wave of at most 128-row tiles
 //    over >= 16 K blocks (small M, long K), a CTA's time per tile is its K blocks times the dearest of what each
 //    costs to copy in (NOTES 17 on an H100: ~2.8 cycles per 128-byte row, at least ~400 per K block; small tiles are
-//    bound by it) and its tensor-core time (BLOCK_M x BLOCK_N / 16 cycles at ~4096 FP8 FLOP per SM cycle), so tiles
-//    twice as wide (half as many, the A rows copied half as often) with their K blocks split over a cluster of 2
-//    CTAs take about half the time, plus the exchange of the partial tiles (split_k_tile_cycles). Taken where the
-//    model expects at most 0.8 of the unsplit time, with the width it expects fastest among those that keep one
-//    wave. Measured on an H200 (NOTES 22): 64 / 128 / 256 x 2112 x 7168 -27% / -20% / -10%, 128 x 4096 x 7168 -5%,
-//    64 x 7168 x 16384 -3%; 128 x 128 split tiles, which the tensor-core term now rules out, ran 0% to +32% slower
-//    than 128 x 64 unsplit ones. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower on the shapes measured.
+//    bound by it), its tensor-core time (BLOCK_M x BLOCK_N / 16 cycles at ~4096 FP8 FLOP per SM cycle) and its
+//    share of the HBM stream of B, so tiles twice as wide (half as many, the A rows copied half as often) with their
+//    K blocks split over a cluster of 2 CTAs take about half the time where the copies set the pace, plus the
+//    exchange of the partial tiles (split_k_tile_cycles). Taken where the model expects at most 0.8 of the unsplit
+//    time, with the width it expects fastest among those that keep one wave. Measured (NOTES 22, same runs, split
+//    against unsplit): 64 / 128 x 2112 x 7168 -14% / -10% on an H100, -27% / -20% on an H200; where B's HBM stream
+//    binds (64 / 128 x 4096 x 7168, 64 x 7168 x 16384) +15% / +7% / +2% on the H100 and -0% / -5% / -3% on the H200,
+//    which the HBM term rules out; 128 x 128 split tiles (128 x 7168 x 16384, 256 x 4096 x 7168; ruled out by the
+//    tensor-core term) 0% to +32% slower on the H200. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower.
 //    DG_TUNE_SPLIT_K=1 turns split K off; 2 / 4 force it on the unsplit choice's tiles.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
@@ -263,17 +265,22 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   return best;
 }
 
-// Step 9's model: SM cycles one CTA spends on a tile of `k_blocks` K blocks, each the dearest of its copies at
-// kCopyCyclesPerRow per 128-byte row, kKBlockFloorCycles (benchmarks/NOTES.md, 17, on an H100) and its wgmma at
-// kMmaFlopsPerCycle, plus, with split K, the exchange: the partial tiles at ~32 bytes per cycle through the
-// cluster's shared memory and a fixed part.
+// Step 9's model: SM cycles one CTA spends on a tile of `k_blocks` K blocks while `ctas` CTAs run (one wave), each
+// K block the dearest of its copies at kCopyCyclesPerRow per 128-byte row, kKBlockFloorCycles (benchmarks/NOTES.md,
+// 17, on an H100), its wgmma at kMmaFlopsPerCycle, and its share of the chip's HBM stream of B (A is small and
+// comes from L2: every CTA's B rows are new bytes), plus, with split K, the exchange: the partial tiles at ~32
+// bytes per cycle through the cluster's shared memory and a fixed part.
 constexpr double kCopyCyclesPerRow = 2.8;
 constexpr double kKBlockFloorCycles = 400;
 constexpr double kMmaFlopsPerCycle = 4096;  // dense FP8 wgmma per SM: ~990 TFLOPS over 132 SMs at ~1.83 GHz
+// What the small-M kernels stream from HBM on an H100 (NOTES 22: ~2.4 TB/s at ~1.75 GHz, ~70% of its peak; the
+// H200's faster HBM only makes the split pay more often, so the H100's rate keeps the choice safe on both).
+constexpr double kHbmBytesPerCycle = 1350;
 constexpr double kExchangeFixedCycles = 500;
-double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k) {
+double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k, std::int64_t ctas) {
   const double mma = 2.0 * block_m * block_n * kFp8BlockK / kMmaFlopsPerCycle;
-  const double per_k_block = std::max({kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n), mma});
+  const double hbm = static_cast<double>(ctas) * block_n * kFp8BlockK / kHbmBytesPerCycle;
+  const double per_k_block = std::max({kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n), mma, hbm});
   const double exchange = split_k == 1 ? 0 : kExchangeFixedCycles + fp8_gemm_split_k_partial_bytes(block_m, block_n,
                                                                                                    split_k) / 32.0;
   return static_cast<double>(ceil_div(k_blocks, split_k)) * per_k_block + exchange;
@@ -308,7 +315,7 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
   if (forced == 1 || env::tune_cluster() == 2 || best.waves != 1 || best.block_m > 128 ||
       k_blocks < kSplitKMinKBlocks || p.num_sms < 2)
     return;
-  const double unsplit = split_k_tile_cycles(best.block_m, best.block_n, k_blocks, 1);
+  const double unsplit = split_k_tile_cycles(best.block_m, best.block_n, k_blocks, 1, best.tiles);
   Fp8GemmConfig pick;
   double pick_cycles = kSplitKGain * unsplit;
   for (int block_n = 16; block_n <= (p.b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN); block_n += 16) {
@@ -316,7 +323,7 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
     if (env::tune_block_n() > 0 && block_n != env::tune_block_n()) continue;
     Fp8GemmConfig c;
     if (!make_config(p, best.block_m, block_n, m_blocks, 2, c) || c.waves != 1) continue;
-    const double cycles = split_k_tile_cycles(best.block_m, block_n, k_blocks, 2);
+    const double cycles = split_k_tile_cycles(best.block_m, block_n, k_blocks, 2, 2 * c.tiles);
     if (cycles < pick_cycles) {
       pick = c;
       pick_cycles = cycles;

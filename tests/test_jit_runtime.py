@@ -102,24 +102,25 @@ def test_heuristic(m, n, k, num_sms, monkeypatch):
     assert _C.select_fp8_gemm_config(m, n, k, num_sms) == chosen
 
 
-def _split_k_cycles(bm, bn, kb, split_k):
-    """heuristics.cc, step 9: a CTA's cycles on one tile (per K block the dearest of its copies at 2.8 cycles per
-    128-byte row, 400, and its wgmma at 4096 FLOP per cycle; with split K the exchange of the partial tiles at 32
-    bytes per cycle plus 500)."""
+def _split_k_cycles(bm, bn, kb, split_k, ctas):
+    """heuristics.cc, step 9: a CTA's cycles on one tile while `ctas` CTAs run (per K block the dearest of its copies
+    at 2.8 cycles per 128-byte row, 400, its wgmma at 4096 FLOP per cycle and the chip's HBM stream of B at 1350
+    bytes per cycle; with split K the exchange of the partial tiles at 32 bytes per cycle plus 500)."""
     exchange = 0 if split_k == 1 else 500 + (split_k - 1) * bm * bn * 4 / 32
-    return -(-kb // split_k) * max(400, 2.8 * (bm + bn), 2 * bm * bn * 128 / 4096) + exchange
+    per_k_block = max(400, 2.8 * (bm + bn), 2 * bm * bn * 128 / 4096, ctas * bn * 128 / 1350)
+    return -(-kb // split_k) * per_k_block + exchange
 
 
 def _check_split_k(m, n, k, num_sms, unsplit, c):
     """Step 9: a one-wave choice with at most 128-row tiles over >= 16 K blocks takes split K over 2 CTAs with the
     width the model expects fastest, where that is below 0.8 of the unsplit time; everything else stays as it was."""
     kb, bm = -(-k // 128), unsplit["block_m"]
-    best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1)
+    best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1, unsplit["tiles"])
     if unsplit["waves"] == 1 and bm <= 128 and kb >= 16 and num_sms >= 2:
         for bn in (16, 32, 64, 128, 160, 192):
             tiles = -(-m // bm) * -(-n // bn)
-            if 2 * tiles <= num_sms // 2 * 2 and _split_k_cycles(bm, bn, kb, 2) < best_cycles:
-                best, best_cycles = bn, _split_k_cycles(bm, bn, kb, 2)
+            if 2 * tiles <= num_sms // 2 * 2 and _split_k_cycles(bm, bn, kb, 2, 2 * tiles) < best_cycles:
+                best, best_cycles = bn, _split_k_cycles(bm, bn, kb, 2, 2 * tiles)
     if best is None:
         assert c == unsplit
         return
@@ -166,26 +167,27 @@ def test_tune_cluster(monkeypatch):
 
 def test_tune_split_k(monkeypatch):
     # unset: the model (step 9) splits small-M, long-K GEMMs whose tiles fit one wave twice over
-    c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 2, 1, 128)
-    c = _C.select_fp8_gemm_config(64, 7168, 16384, 132)
-    assert (c["block_m"], c["block_n"], c["split_k"], c["grid"]) == (64, 128, 2, 112)
-    # but not into 128 x 128 tiles, whose wgmma per K block costs what the copies of 128 x 64 ones do
+    c = _C.select_fp8_gemm_config(128, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 32, 2, 1, 132)
+    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["stages"]) == (64, 32, 66, 2, 16)
+    # but not where the HBM stream of B sets the pace either way (twice as wide tiles stream twice the bytes) ...
+    for m, n, k in ((64, 4096, 7168), (128, 4096, 7168), (64, 7168, 16384)):
+        assert _C.select_fp8_gemm_config(m, n, k, 132)["split_k"] == 1, (m, n, k)
+    # ... nor into 128 x 128 tiles, whose wgmma per K block costs what the copies of 128 x 64 ones do
     for m, n, k in ((128, 7168, 16384), (256, 4096, 7168)):
         c = _C.select_fp8_gemm_config(m, n, k, 132)
         assert (c["block_m"], c["block_n"], c["split_k"]) == (128, 64, 1), (m, n, k)
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the same
-    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["tiles"], c["split_k"], c["stages"]) == (64, 32, 66, 2, 16)
-    c = _C.select_fp8_gemm_config(128, 4096, 7168, 132)
-    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 64, 2, 1, 128)
+    c = _C.select_fp8_gemm_config(128, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 32, 2, 1, 132)
     assert _C.select_fp8_gemm_config(128, 7168, 2048, 132)["split_k"] == 1  # 16 K blocks: the exchange costs more
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["split_k"] == 1  # many waves
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # forced multicast keeps its clusters
-    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1
+    assert _C.select_fp8_gemm_config(128, 2112, 7168, 132)["split_k"] == 1
     monkeypatch.delenv("DG_TUNE_CLUSTER")
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")
-    assert _C.select_fp8_gemm_config(128, 4096, 7168, 132)["split_k"] == 1
+    assert _C.select_fp8_gemm_config(128, 2112, 7168, 132)["split_k"] == 1
     # forced: any BLOCK_M <= 128 problem, the tile of the unsplit choice, several waves and multicast given up alike
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "4")
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")

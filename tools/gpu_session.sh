@@ -3,7 +3,7 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
-#   bash tools/gpu_session.sh par                   the GPU test files in 5 parallel processes (fits one call)
+#   bash tools/gpu_session.sh par                   the GPU test files in 6 parallel processes (fits one call)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
@@ -52,7 +52,8 @@ case "$phase" in
     }
     part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py &
     part grouped tests/test_gpu_grouped.py &
-    part configs_small tests/test_gpu_configs.py -k "not tma_store and (bm64 or bm128)" &
+    part configs_64 tests/test_gpu_configs.py -k "not tma_store and bm64" &
+    part configs_128 tests/test_gpu_configs.py -k "not tma_store and bm128" &
     part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
     part tma_store tests/test_gpu_configs.py -k "tma_store" &
     wait

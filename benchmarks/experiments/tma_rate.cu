@@ -1,0 +1,223 @@
+// Where does a small tile's ~400-cycle floor per K block come from (benchmarks/NOTES.md 17, 22, 23)? The GEMM's
+// copies without the GEMM: one CTA per SM, producer threads (lane 0 of 1-4 warps, taking the stages in turn)
+// issuing per K block the same TMA boxes as the dense kernel's stage (A: BLOCK_M x 128 FP8 rows, the same rows for
+// every CTA as at small M; B: BLOCK_N x 128 rows, this CTA's own; the A scales: BLOCK_M floats) into a ring of
+// full / empty mbarriers; one consumer thread waits for each stage and releases it at once. Prints, per K block,
+// the consumer's cycles and nanoseconds (so the SM clock), with 1, 2 or 4 K blocks per stage (barrier round
+// trips), 1, 2 or 4 producer warps, and waits that poll (test_wait) instead of try_wait's hardware suspension.
+//
+// Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
+//   benchmarks/experiments/tma_rate.cu -o /tmp/tma_rate          Run: /tmp/tma_rate (no arguments)
+#include <jax_deepgemm/ptx.cuh>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+using namespace jdg::ptx;
+
+#define CHECK(call)                                                                                       \
+  do {                                                                                                    \
+    cudaError_t e = (call);                                                                               \
+    if (e != cudaSuccess) {                                                                               \
+      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, __LINE__); \
+      std::exit(1);                                                                                       \
+    }                                                                                                     \
+  } while (0)
+
+constexpr int kBlockK = 128;
+constexpr int kKBlocks = 56;  // K = 7168
+constexpr int kPasses = 8;    // tiles per CTA: 448 K blocks
+
+struct Ring {
+  int block_m, block_n, stages;  // block_m / block_n 0: no A / no B box
+  bool scales;                   // the A-scale box (block_m floats)
+  int k_per_stage;               // K blocks per stage (each its own boxes), i.e. per barrier round trip
+  int producers;                 // warps issuing stages in turn (warp w: stages w, w + producers, ...)
+  bool spin;                     // wait with test_wait (never suspends) instead of try_wait
+  __host__ __device__ int a_bytes() const { return block_m * kBlockK; }
+  __host__ __device__ int b_bytes() const { return block_n * kBlockK; }
+  __host__ __device__ int sa_bytes() const { return scales ? block_m * 4 : 0; }
+  // A and B at 1024-byte boundaries (128-byte swizzle), the scales after them
+  __host__ __device__ int kblock_bytes() const {
+    return ((a_bytes() + b_bytes() + 1023) / 1024) * 1024 + ((sa_bytes() + 1023) / 1024) * 1024;
+  }
+  __host__ __device__ int stage_bytes() const { return k_per_stage * kblock_bytes(); }
+};
+
+// A wait that polls without the hardware suspension of try_wait.
+__device__ __forceinline__ void spin_wait(unsigned int bar, unsigned int parity) {
+  unsigned int done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+
+__device__ __forceinline__ void ring_wait(const Ring& ring, unsigned int bar, unsigned int parity) {
+  if (ring.spin)
+    spin_wait(bar, parity);
+  else
+    mbarrier_wait(bar, parity);
+}
+
+__global__ void __launch_bounds__(256, 1) ring_kernel(const __grid_constant__ CUtensorMap tmap_a,
+                                                       const __grid_constant__ CUtensorMap tmap_b,
+                                                       const __grid_constant__ CUtensorMap tmap_sa, Ring ring,
+                                                       unsigned long long* cycles) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) unsigned long long bars[2 * 32];
+  const unsigned int full = smem_addr(bars), empty = smem_addr(bars + 32);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ring.stages; ++s) {
+      mbarrier_init(full + 8 * s, 1);
+      mbarrier_init(empty + 8 * s, 1);
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+  const unsigned int base = smem_addr(smem);
+  const int stage_bytes = ring.stage_bytes();
+  const int tx = ring.k_per_stage * (ring.a_bytes() + ring.b_bytes() + ring.sa_bytes());
+  const int total = kKBlocks * kPasses / ring.k_per_stage, first_tile = kKBlocks / ring.k_per_stage;  // stages
+  const int producer = threadIdx.x % 32 == 0 ? int(threadIdx.x / 32) : -1;  // lane 0 of warps 0..3
+  if (producer >= 0 && producer < ring.producers) {
+    for (int i = producer; i < total; i += ring.producers) {
+      const int stage = i % ring.stages;
+      const unsigned int phase = (i / ring.stages) & 1u;
+      ring_wait(ring, empty + 8 * stage, phase ^ 1u);
+      mbarrier_arrive_expect_tx(full + 8 * stage, tx);
+      for (int j = 0; j < ring.k_per_stage; ++j) {
+        const int kb = (i * ring.k_per_stage + j) % kKBlocks;
+        const unsigned int dst = base + stage * stage_bytes + j * ring.kblock_bytes();
+        if (ring.block_m) tma_load_2d(dst, &tmap_a, full + 8 * stage, kb * kBlockK, 0);
+        if (ring.block_n)
+          tma_load_2d(dst + ring.a_bytes(), &tmap_b, full + 8 * stage, kb * kBlockK, blockIdx.x * ring.block_n);
+        if (ring.scales)
+          tma_load_2d(dst + ((ring.a_bytes() + ring.b_bytes() + 1023) / 1024) * 1024, &tmap_sa, full + 8 * stage, 0,
+                      kb);
+      }
+    }
+  } else if (threadIdx.x == 128) {  // consumer
+    int stage = 0;
+    unsigned int phase = 0;
+    unsigned long long start = 0, start_ns = 0;
+    for (int i = 0; i < total; ++i) {
+      ring_wait(ring, full + 8 * stage, phase);
+      if (i == first_tile) start = clock64(), start_ns = global_timer_ns();  // after the first tile: running
+      mbarrier_arrive_if_lane0(empty + 8 * stage, 0);  // this thread is lane 0 of its warp
+      if (++stage == ring.stages) stage = 0, phase ^= 1u;
+    }
+    // cycles per K block
+    const unsigned long long kblocks = (total - first_tile) * ring.k_per_stage;
+    cycles[blockIdx.x] = (clock64() - start) / kblocks;
+    cycles[gridDim.x + blockIdx.x] = (global_timer_ns() - start_ns) * 1000 / kblocks;  // picoseconds
+  }
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encoder() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q;
+  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+  if (fn == nullptr || q != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+    std::exit(1);
+  }
+  return reinterpret_cast<EncodeTiled>(fn);
+}
+
+// rows x cols elements of `elem` bytes, row-major; box: box_rows x box_cols
+CUtensorMap make_map(void* ptr, CUtensorMapDataType type, int elem, unsigned long long rows, unsigned long long cols,
+                     unsigned int box_rows, unsigned int box_cols, CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * elem};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t unit[2] = {1, 1};
+  const CUresult r = encoder()(&map, type, 2, ptr, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) for a %llu x %llu map, box %u x %u\n", int(r), rows,
+                 cols, box_rows, box_cols);
+    std::exit(1);
+  }
+  return map;
+}
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("%s, %d SMs; cycles per K block of one CTA's consumer (median and max over CTAs)\n", prop.name, sms);
+  const size_t k = size_t(kKBlocks) * kBlockK;
+  const size_t b_rows = 132 * 256;  // enough for 132 CTAs of 256-row B boxes
+  unsigned char *a, *b;
+  float* sa;
+  CHECK(cudaMalloc(&a, 256 * k));
+  CHECK(cudaMalloc(&b, b_rows * k));
+  CHECK(cudaMalloc(&sa, kKBlocks * 256 * sizeof(float)));
+  CHECK(cudaMemset(a, 0x38, 256 * k));
+  CHECK(cudaMemset(b, 0x38, b_rows * k));
+  CHECK(cudaMemset(sa, 0, kKBlocks * 256 * sizeof(float)));
+  unsigned long long* cycles;
+  CHECK(cudaMalloc(&cycles, 2 * sms * sizeof(unsigned long long)));
+  CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
+
+  // {BLOCK_M, BLOCK_N, stages, A scales, K blocks per stage, producer warps, spin}
+  const Ring rings[] = {
+      {64, 16, 16, true, 1, 1, false}, {64, 16, 16, true, 1, 1, true},  {64, 16, 16, true, 1, 2, false},
+      {64, 16, 16, true, 1, 4, false}, {64, 16, 8, true, 2, 1, false},  {64, 16, 8, true, 2, 2, false},
+      {64, 16, 4, true, 4, 1, false},  {64, 0, 16, false, 1, 1, false}, {64, 0, 16, false, 1, 2, false},
+      {64, 32, 16, true, 1, 2, false}, {128, 32, 10, true, 1, 2, false}, {128, 128, 5, true, 1, 1, false},
+      {128, 128, 5, true, 1, 2, false},
+  };
+  std::printf("%-37s %6s %10s %10s %10s %8s %8s %6s\n", "ring (stages x K blocks)", "CTAs", "median", "max", "rows/K blk", "cyc/row", "ns", "GHz");
+  for (const Ring& ring : rings) {
+    const unsigned int bm = std::max(ring.block_m, 1), bn = std::max(ring.block_n, 1);
+    const CUtensorMap ma = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 256, k, bm, kBlockK,
+                                    CU_TENSOR_MAP_SWIZZLE_128B);
+    const CUtensorMap mb = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, b_rows, k, bn, kBlockK,
+                                    CU_TENSOR_MAP_SWIZZLE_128B);
+    const CUtensorMap ms = make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, 256, 1, std::max(bm, 4u),
+                                    CU_TENSOR_MAP_SWIZZLE_NONE);  // a box of >= 16 bytes (unused without scales)
+    const int smem = ring.stage_bytes() * ring.stages;
+    if (smem > 220 * 1024) {
+      std::printf("skipped: %d bytes of stages\n", smem);
+      continue;
+    }
+    for (int ctas : {sms, sms / 4}) {
+      std::vector<unsigned long long> host(2 * ctas);
+      for (int rep = 0; rep < 3; ++rep) {  // the last of three launches: a warm GPU and L2
+        ring_kernel<<<ctas, 256, smem>>>(ma, mb, ms, ring, cycles);
+        CHECK(cudaGetLastError());
+        CHECK(cudaDeviceSynchronize());
+      }
+      CHECK(cudaMemcpy(host.data(), cycles, 2 * ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+      std::sort(host.begin(), host.begin() + ctas);
+      std::sort(host.begin() + ctas, host.end());
+      const double ns = host[ctas + ctas / 2] / 1000.0;
+      const int rows = ring.block_m + ring.block_n + (ring.scales ? 1 : 0);
+      char name[64];
+      std::snprintf(name, sizeof(name), "%3d x %3d%s, %2d x %d K blk, %d warp%s", ring.block_m, ring.block_n,
+                    ring.scales ? " +sa" : "    ", ring.stages, ring.k_per_stage, ring.producers,
+                    ring.spin ? ", spin" : "");
+      std::printf("%-37s %6d %10llu %10llu %10d %8.2f %8.1f %6.2f\n", name, ctas, host[ctas / 2], host[ctas - 1],
+                  rows, double(host[ctas / 2]) / rows, ns, host[ctas / 2] / ns);
+    }
+  }
+  return 0;
+}

@@ -333,3 +333,77 @@ def test_split_k_many_tiles_per_cluster(split_k, capfd, restore_num_sms):
 def test_split_k_inside_scan(split_k, capfd):
     _dense_scan(3, 96, 320, 2048, "sk-scan")
     _check_split_k(capfd, split_k)
+
+
+# ------------------------------------------------------------------------------------ two producer warps
+# DG_TUNE_PRODUCER_WARPS=2: two warps walk the tiles alike and take the ring's K blocks in turn (each waits for its
+# stages and issues their copies). Odd and even K-block counts per tile (the turn carries over tiles and passes),
+# every mode with its own walk (contiguous: the expert ids read by both warps; ragged and masked: skipped and partial
+# tiles; k-grouped: per-group K runs), a cluster of 2 (each warp multicasts its K blocks' A halves), 256-row tiles
+# and, dense only, split K.
+PRODUCER_CONFIGS = [(64, 16, 1, 1), (128, 128, 2, 1), (256, 128, 1, 1)]  # BLOCK_M, BLOCK_N, cluster, split K
+
+
+def _producers(monkeypatch, params):
+    block_m, block_n, cluster, parts = params
+    return _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_CLUSTER=cluster,
+                   DG_TUNE_SPLIT_K=parts, DG_TUNE_PRODUCER_WARPS=2)
+
+
+def _ids(c):
+    return f"bm{c[0]}-bn{c[1]}-x{c[2]}-sk{c[3]}"
+
+
+@pytest.fixture(params=PRODUCER_CONFIGS + [(64, 32, 1, 2)], ids=_ids)
+def producer_warps(request, monkeypatch):
+    with _producers(monkeypatch, request.param):
+        yield request.param
+
+
+@pytest.fixture(params=PRODUCER_CONFIGS, ids=_ids)
+def producer_warps_grouped(request, monkeypatch):
+    with _producers(monkeypatch, request.param):
+        yield request.param
+
+
+def _check_producers(capfd, kind, params):
+    line, fields = _last_config(capfd, kind)
+    assert (fields["block_m"], fields["block_n"], fields["producer_warps"]) == (*params[:2], 2), line
+    assert fields["split_k"] == params[3], line
+
+
+# K-block counts 56, 1, 3, 8 (odd counts move the turn from one tile to the next)
+@pytest.mark.parametrize("m,n,k", [(64, 2112, 7168), (300, 400, 128), (257, 384, 384), (130, 640, 1024)])
+def test_producer_warps_dense(producer_warps, capfd, m, n, k):
+    _dense_plain(m, n, k)
+    _check_producers(capfd, "fp8_gemm", producer_warps)
+
+
+def test_producer_warps_dense_per_row_scales(producer_warps, capfd):
+    _dense_per_row_scales()
+    _check_producers(capfd, "fp8_gemm", producer_warps)
+
+
+def test_producer_warps_inside_scan(producer_warps, capfd):
+    _dense_scan(3, 96, 320, 2048, "pw-scan")
+    _check_producers(capfd, "fp8_gemm", producer_warps)
+
+
+def test_producer_warps_contiguous(producer_warps_grouped, capfd):
+    grouped.test_contiguous("ids_change_inside_blocks")
+    _check_producers(capfd, "m_grouped_contiguous", producer_warps_grouped)
+
+
+def test_producer_warps_ragged(producer_warps_grouped, capfd):
+    grouped.test_ragged("skewed_and_empty")
+    _check_producers(capfd, "grouped_ragged", producer_warps_grouped)
+
+
+def test_producer_warps_masked(producer_warps_grouped, capfd):
+    grouped.test_masked("m_not_multiple_of_block")
+    _check_producers(capfd, "m_grouped_masked", producer_warps_grouped)
+
+
+def test_producer_warps_k_grouped(producer_warps_grouped, capfd):
+    grouped.test_k_grouped("skewed_and_empty", with_c=True)
+    _check_producers(capfd, "k_grouped", producer_warps_grouped)

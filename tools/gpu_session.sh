@@ -16,6 +16,9 @@
 #                                                   then 128 x 192 tiles without and with them (NOTES 19)
 #   bash tools/gpu_session.sh splitk                split K (DG_TUNE_SPLIT_K): its GPU tests, then the small-M rows
 #                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
+#   bash tools/gpu_session.sh producers [tests|bench]  two producer warps (DG_TUNE_PRODUCER_WARPS=2): the copy ring
+#                                                   alone (benchmarks/experiments/tma_rate.cu) and the GPU tests; or
+#                                                   the tables with one and two producer warps (NOTES 23, 24)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -158,6 +161,40 @@ case "$phase" in
       # the register epilogue: no staging tile, so 128 x 128 split tiles keep 4 stages instead of 3
       DG_TUNE_SPLIT_K=0 DG_TUNE_TMA_STORE=0 bench --output "$OUT/splitk_tma0.json" --shape 128,7168,16384 \
         --shape 64,7168,16384 | sed "s/^/sk=0 tma=0 /"; } | tee -a "$OUT/splitk_bench.txt"
+    ;;
+  producers)
+    # `producers tests`: the copy ring alone (needs nvcc), then two producer warps' GPU tests; `producers bench`: the
+    # dense table with one and two producer warps, the small-M rows again, and the grouped rows
+    if [ "${1:-tests}" = tests ]; then
+      if command -v nvcc >/dev/null; then
+        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu \
+          -o /tmp/tma_rate && timeout 60 /tmp/tma_rate 2>&1 | tee "$OUT/tma_rate.txt"
+      else echo "no nvcc: tma_rate not built"; fi
+      for sel in "bm64 or bm256" "bm128"; do  # two processes: each compiles its own kernels
+        timeout -k 5 400 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider \
+          -k "producer_warps and ($sel)" 2>&1 | quiet >"$OUT/producer_tests_${sel// /_}.log" &
+      done
+      wait
+      for f in "$OUT"/producer_tests_*.log; do echo "$(basename "$f"): $(grep -E "passed|failed" "$f" | tail -1)";
+        grep -E "^FAILED" "$f" | head -5; done
+    else
+      small_m=()
+      for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
+        small_m+=(--shape "64,$nk" --shape "128,$nk"); done
+      bench() { timeout -k 5 120 python -m jax_deepgemm bench --iters 20 "$@" 2>&1 | quiet; }
+      for pw in 1 2; do
+        DG_TUNE_PRODUCER_WARPS=$pw bench --only dense --output "$OUT/dense_pw$pw.json" | grep -E "^ +[0-9]" |
+          sed "s/^/pw=$pw /"
+      done | tee "$OUT/producers_bench.txt"
+      for pw in 1 2; do
+        DG_TUNE_PRODUCER_WARPS=$pw bench --only dense --output "$OUT/small_m_pw${pw}_r2.json" "${small_m[@]}" |
+          grep -E "^ +[0-9]" | sed "s/^/pw=$pw r2 /"
+      done | tee -a "$OUT/producers_bench.txt"
+      for pw in 1 2; do
+        DG_TUNE_PRODUCER_WARPS=$pw bench --only grouped --output "$OUT/grouped_pw$pw.json" |
+          grep -E "^[a-z_]+ +\[" | sed "s/^/pw=$pw /"
+      done | tee -a "$OUT/producers_bench.txt"
+    fi
     ;;
   multi)
     nvidia-smi -L

@@ -209,7 +209,8 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.split_k = split_k;
   c.producer_warps = env::tune_producer_warps();
   if (c.producer_warps != 1 && c.producer_warps != 2)
-    throw std::invalid_argument("DG_TUNE_PRODUCER_WARPS=" + std::to_string(c.producer_warps) + " is not 1 or 2");
+    throw std::invalid_argument("DG_TUNE_PRODUCER_WARPS must be 1 or 2 (read as " +
+                                std::to_string(c.producer_warps) + ")");
   c.tiles = m_blocks * ceil_div(p.n, block_n);
   c.waves = ceil_div(c.tiles * split_k, p.num_sms / split_k * split_k);
   c.num_threads = fp8_gemm_num_threads(block_m);

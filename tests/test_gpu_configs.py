@@ -74,6 +74,15 @@ def _dense_plain(m, n, k):
     return a, b, out
 
 
+# One representative case per grouped mode, by the kernel kind its configuration line names.
+GROUPED_CASES = {
+    "m_grouped_contiguous": lambda: grouped.test_contiguous("ids_change_inside_blocks"),
+    "grouped_ragged": lambda: grouped.test_ragged("skewed_and_empty"),
+    "m_grouped_masked": lambda: grouped.test_masked("m_not_multiple_of_block"),
+    "k_grouped": lambda: grouped.test_k_grouped("skewed_and_empty", with_c=True),
+}
+
+
 def _dense_per_row_scales():
     m, n, k = 520, 272, 640
     a, b = dense._operands(m, n, k, per_row=True)
@@ -274,14 +283,10 @@ def test_split_halves_contiguous(split_halves, capfd, name):
     _check_split(capfd, "m_grouped_contiguous", split_halves)
 
 
-def test_split_halves_ragged(split_halves, capfd):
-    grouped.test_ragged("skewed_and_empty")
-    _check_split(capfd, "grouped_ragged", split_halves)
-
-
-def test_split_halves_masked(split_halves, capfd):
-    grouped.test_masked("m_not_multiple_of_block")
-    _check_split(capfd, "m_grouped_masked", split_halves)
+@pytest.mark.parametrize("kind", ["grouped_ragged", "m_grouped_masked"])
+def test_split_halves_grouped(split_halves, capfd, kind):
+    GROUPED_CASES[kind]()
+    _check_split(capfd, kind, split_halves)
 
 
 # ------------------------------------------------------------------------------------ split K
@@ -390,21 +395,7 @@ def test_producer_warps_inside_scan(producer_warps, capfd):
     _check_producers(capfd, "fp8_gemm", producer_warps)
 
 
-def test_producer_warps_contiguous(producer_warps_grouped, capfd):
-    grouped.test_contiguous("ids_change_inside_blocks")
-    _check_producers(capfd, "m_grouped_contiguous", producer_warps_grouped)
-
-
-def test_producer_warps_ragged(producer_warps_grouped, capfd):
-    grouped.test_ragged("skewed_and_empty")
-    _check_producers(capfd, "grouped_ragged", producer_warps_grouped)
-
-
-def test_producer_warps_masked(producer_warps_grouped, capfd):
-    grouped.test_masked("m_not_multiple_of_block")
-    _check_producers(capfd, "m_grouped_masked", producer_warps_grouped)
-
-
-def test_producer_warps_k_grouped(producer_warps_grouped, capfd):
-    grouped.test_k_grouped("skewed_and_empty", with_c=True)
-    _check_producers(capfd, "k_grouped", producer_warps_grouped)
+@pytest.mark.parametrize("kind", list(GROUPED_CASES))
+def test_producer_warps_grouped(producer_warps_grouped, capfd, kind):
+    GROUPED_CASES[kind]()
+    _check_producers(capfd, kind, producer_warps_grouped)

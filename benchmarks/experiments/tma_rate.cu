@@ -10,6 +10,8 @@
 //   benchmarks/experiments/tma_rate.cu -o /tmp/tma_rate          Run: /tmp/tma_rate (no arguments)
 #include <jax_deepgemm/ptx.cuh>
 
+#include "cuda_check.h"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -19,15 +21,6 @@
 #include <vector>
 
 using namespace jdg::ptx;
-
-#define CHECK(call)                                                                                       \
-  do {                                                                                                    \
-    cudaError_t e = (call);                                                                               \
-    if (e != cudaSuccess) {                                                                               \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, __LINE__); \
-      std::exit(1);                                                                                       \
-    }                                                                                                     \
-  } while (0)
 
 constexpr int kBlockK = 128;
 constexpr int kKBlocks = 56;  // K = 7168

@@ -7,6 +7,8 @@
 // Build (sm_90a; plain -arch=sm_90a does not accept wgmma): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/wgmma_rate.cu -o /tmp/wgmma_rate
 #include <jax_deepgemm/ptx.cuh>
 
+#include "cuda_check.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
@@ -14,15 +16,6 @@
 #include <vector>
 
 using namespace jdg;
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e = (call);                                                                      \
-    if (e != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e), __FILE__, __LINE__); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 constexpr int kWaveABytes = 64 * 128;  // one wave's 64 x 128 FP8 A block
 

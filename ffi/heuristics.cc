@@ -280,8 +280,10 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
 constexpr double kCopyCyclesPerRow = 2.8;
 constexpr double kKBlockFloorCycles = 400;
 constexpr double kMmaFlopsPerCycle = 4096;  // dense FP8 wgmma per SM: ~990 TFLOPS over 132 SMs at ~1.83 GHz
-// What the small-M kernels stream from HBM on an H100 (NOTES 22: ~2.4 TB/s at ~1.75 GHz, ~70% of its peak; the
-// H200's faster HBM only makes the split pay more often, so the H100's rate keeps the choice safe on both).
+// B's HBM stream, ~2.4 TB/s at ~1.75 GHz: about what the unsplit small-M kernels reach on an H100 (2.0-2.4 TB/s
+// on 64 x 4096 x 7168, depending on how much of its time is fixed), and the rate at which the model splits exactly
+// the shapes that measured faster split on both GPUs (NOTES 22); the H200's faster HBM only makes the split pay
+// more often, so the H100's rate keeps the choice safe on both.
 constexpr double kHbmBytesPerCycle = 1350;
 constexpr double kExchangeFixedCycles = 500;
 double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k, std::int64_t ctas) {

@@ -109,6 +109,15 @@ def _warmup(args) -> int:
     return 0
 
 
+def _grouped_kinds(text: str) -> tuple[str, ...]:
+    from .bench_grouped import GROUPED_KINDS
+
+    kinds = tuple(text.split(","))
+    if not set(kinds) <= set(GROUPED_KINDS):
+        raise argparse.ArgumentTypeError(f"a comma list of {', '.join(GROUPED_KINDS)}, not {text!r}")
+    return kinds
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m jax_deepgemm", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -128,6 +137,8 @@ def main(argv=None) -> int:
     bench.add_argument("--iters", type=int, default=30, help="timed calls per case (median; >= 20)")
     bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
     bench.add_argument("--only", choices=("dense", "grouped"), default=None, help="one table only")
+    bench.add_argument("--grouped", default=None, metavar="KINDS", type=_grouped_kinds,
+                       help="grouped rows of these kinds only: a comma list of contiguous (with ragged), masked, k-grouped")
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
     bench.add_argument("--flush-mb", type=_flush_mb, default=512,
                        help="MB written between timed calls (L2 flush and cool-down; DeepGEMM's numbers: 8192)")

@@ -191,7 +191,7 @@ def main(args) -> int:
               f"{row['jit_us']:>8.1f} | {base['xla_fp8_per_tensor_us']:>8.1f} {base['xla_bf16_us']:>8.1f} "
               f"{base['dequant_bf16_us']:>8.1f}", flush=True)
     if args.only != "dense" and not args.shape:
-        from .bench_grouped import grouped_rows
+        from .bench_grouped import GROUPED_KINDS, grouped_rows
 
         print(f"grouped GEMMs, kernel time (L2 flushed, median of {args.iters}); baselines bf16, all their kernels")
         print(f"{'op':<34} {'shape':<24} {'us':>9} {'TFLOPS':>7} {'jit us':>8} | {'ragged_dot':>10} {'einsum':>8}")
@@ -202,7 +202,7 @@ def main(args) -> int:
                   f"{row['jit_us']:>8.1f} | {base['ragged_dot_bf16_us']:>10.1f} {base['batched_einsum_bf16_us']:>8.1f}",
                   flush=True)
 
-        rows += grouped_rows(args.iters, report)
+        rows += grouped_rows(args.iters, report, args.grouped or GROUPED_KINDS)
     result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "flush_mb": args.flush_mb,
               "rows": rows}
     out = args.output or os.path.join("benchmarks", "results", f"{kind}.json")

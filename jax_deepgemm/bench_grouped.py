@@ -124,18 +124,27 @@ def k_grouped_row(g, m, n, k_nominal, iters, rng) -> dict:
                 (m + n) * k + 2 * 4 * g * m * n, baselines)
 
 
-def grouped_rows(iters: int, report) -> list[dict]:
-    """Every grouped row; `report(row)` prints each as it comes."""
+GROUPED_KINDS = ("contiguous", "masked", "k-grouped")  # contiguous rows come with their ragged twins
+
+
+def grouped_rows(iters: int, report, kinds=GROUPED_KINDS) -> list[dict]:
+    """The grouped rows of `kinds`; `report(row)` prints each as it comes. A kind left out still draws its random
+    sizes, so every row sees the same inputs whichever kinds run."""
     rng = np.random.default_rng(0)
     out = []
-    for shape in M_GROUPED_SHAPES:
-        for row in m_grouped_rows(*shape, iters, rng):
+
+    def run(kind, make, shape):
+        if kind not in kinds:
+            rng.uniform(0.7, 1.3, size=shape[0])  # the group sizes its row would have drawn
+            return
+        for row in make(*shape, iters, rng):
             report(row)
             out.append(row)
+
+    for shape in M_GROUPED_SHAPES:
+        run("contiguous", m_grouped_rows, shape)
     for shape in MASKED_SHAPES:
-        out.append(masked_row(*shape, iters, rng))
-        report(out[-1])
+        run("masked", lambda *a: [masked_row(*a)], shape)
     for shape in K_GROUPED_SHAPES:
-        out.append(k_grouped_row(*shape, iters, rng))
-        report(out[-1])
+        run("k-grouped", lambda *a: [k_grouped_row(*a)], shape)
     return out

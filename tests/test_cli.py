@@ -70,7 +70,7 @@ def test_warmup_without_work_or_extension():
 
 
 @pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many"), ("bench", "--flush-mb", "64"),
-                                  ("bench", "--flush-mb", "lots")])
+                                  ("bench", "--flush-mb", "lots"), ("bench", "--grouped", "masked,dense")])
 def test_bad_usage_exits_2(args):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2
@@ -105,3 +105,22 @@ def test_warmup_compiles_the_grouped_kernels(tmp_path):
     assert bad.returncode == 2 and "--masked takes 5" in bad.stderr
     bad = run_cli("warmup", "--k-grouped", "2,64,64,100", timeout=60)  # K not a multiple of 128: no kernel takes it
     assert bad.returncode == 2 and "warmup: jdg_fp8_gemm: k must be" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_bench_grouped_kinds_see_the_same_inputs(monkeypatch):
+    """`bench --grouped masked` must time the masked rows on the masked_m that the whole table draws."""
+    from jax_deepgemm import bench_grouped
+
+    def fake(kind):
+        def row(g, *rest):
+            rng = rest[-1]
+            return {"kind": kind, "draws": list(rng.uniform(0.7, 1.3, size=g))}
+        return row
+
+    monkeypatch.setattr(bench_grouped, "m_grouped_rows", lambda *a: [fake("contiguous")(*a)])
+    monkeypatch.setattr(bench_grouped, "masked_row", fake("masked"))
+    monkeypatch.setattr(bench_grouped, "k_grouped_row", fake("k-grouped"))
+    every = bench_grouped.grouped_rows(20, lambda row: None)
+    masked = bench_grouped.grouped_rows(20, lambda row: None, ("masked",))
+    assert len(masked) == len(bench_grouped.MASKED_SHAPES)
+    assert masked == [row for row in every if row["kind"] == "masked"]

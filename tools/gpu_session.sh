@@ -16,6 +16,8 @@
 #                                                   then 128 x 192 tiles without and with them (NOTES 19)
 #   bash tools/gpu_session.sh splitk                split K (DG_TUNE_SPLIT_K): its GPU tests, then the small-M rows
 #                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
+#   bash tools/gpu_session.sh grouped_tiles [KINDS]   forced 256 x 128 tiles (cluster 1 / 2) against the model's on
+#                                                   grouped kinds (default masked,k-grouped)
 #   bash tools/gpu_session.sh producers [tests|bench]  two producer warps (DG_TUNE_PRODUCER_WARPS=2): the copy ring
 #                                                   alone (benchmarks/experiments/tma_rate.cu) and the GPU tests; or
 #                                                   the tables with one and two producer warps (NOTES 23, 24)
@@ -167,10 +169,12 @@ case "$phase" in
     # `producers tests`: the copy ring alone (needs nvcc), then two producer warps' GPU tests; `producers bench`: the
     # dense table with one and two producer warps, the small-M rows again, and the grouped rows
     if [ "${1:-tests}" = tests ]; then
+      # Built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/tma_rate.bin
+      bin=benchmarks/experiments/tma_rate.bin
       if command -v nvcc >/dev/null; then
-        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu \
-          -o /tmp/tma_rate && timeout 60 /tmp/tma_rate 2>&1 | tee "$OUT/tma_rate.txt"
-      else echo "no nvcc: tma_rate not built"; fi
+        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu -o "$bin"
+      fi
+      if [ -x "$bin" ]; then timeout 60 "$bin" 2>&1 | tee "$OUT/tma_rate.txt"; else echo "no nvcc, no $bin: tma_rate skipped"; fi
       for sel in "bm64 or bm256" "bm128"; do  # two processes: each compiles its own kernels
         timeout -k 5 400 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider \
           -k "producer_warps and ($sel)" 2>&1 | quiet >"$OUT/producer_tests_${sel// /_}.log" &
@@ -196,6 +200,17 @@ case "$phase" in
           grep -E "^[a-z_]+ +\[" | sed "s/^/pw=$pw /"
       done | tee -a "$OUT/producers_bench.txt"
     fi
+    ;;
+  grouped_tiles)
+    # Forced tiles against the model's on grouped kinds (`grouped_tiles masked,k-grouped`, the default): one process
+    # per setting, the same inputs in each (bench --grouped)
+    kinds="${1:-masked,k-grouped}"
+    for setting in "model:" "256x128c1:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1" \
+                   "256x128c2:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=2"; do
+      label=${setting%%:*}
+      env ${setting#*:} timeout -k 5 150 python -m jax_deepgemm bench --only grouped --grouped "$kinds" --iters 20 \
+        --output "$OUT/grouped_$label.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/$label /"
+    done | tee "$OUT/grouped_tiles.txt"
     ;;
   multi)
     nvidia-smi -L

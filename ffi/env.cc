@@ -65,9 +65,6 @@ int tune_block_m() { return positive_int("DG_TUNE_BLOCK_M"); }
 int tune_block_n() { return positive_int("DG_TUNE_BLOCK_N"); }
 int tune_cluster() { return positive_int("DG_TUNE_CLUSTER"); }
 int tune_split_k() { return get("DG_TUNE_SPLIT_K").has_value() ? positive_int("DG_TUNE_SPLIT_K") : -1; }
-int tune_producer_warps() {
-  return get("DG_TUNE_PRODUCER_WARPS").has_value() ? positive_int("DG_TUNE_PRODUCER_WARPS") : 1;
-}
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
 bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
 // Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.

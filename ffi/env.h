@@ -29,8 +29,6 @@
 //   DG_TUNE_SPLIT_K                (tuning) dense GEMMs: 2 / 4: every tile's K blocks split over a cluster of that
 //                                  many CTAs (BLOCK_M <= 128; no multicast then); unset or 0: the heuristics
 //                                  decide (heuristics.cc, step 9); 1: no split K
-//   DG_TUNE_PRODUCER_WARPS         (tuning) 2: two producer warps issue the copies, taking the K blocks in turn;
-//                                  unset or 1: one (benchmarks/NOTES.md 24: not yet measured)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -62,6 +60,5 @@ bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
-int tune_producer_warps();            // DG_TUNE_PRODUCER_WARPS: 1 when unset, else like tune_cluster
 
 }  // namespace jdg::env

@@ -94,7 +94,6 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.acc_pipeline) s << "_ap";
   if (c.split_halves) s << "_sh";
   if (c.split_k > 1) s << "_sk" << c.split_k;
-  if (c.producer_warps > 1) s << "_p" << c.producer_warps;
   if (profile_waits) s << "_pw";
   return s.str();
 }
@@ -120,7 +119,6 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
-  if (c.producer_warps > 1) s << "#define JDG_PRODUCER_WARPS " << c.producer_warps << "\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();

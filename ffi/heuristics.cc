@@ -74,8 +74,6 @@
 //    which the HBM term rules out; 128 x 128 split tiles (128 x 7168 x 16384, 256 x 4096 x 7168; ruled out by the
 //    tensor-core term) 0% to +32% slower on the H200. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower.
 //    DG_TUNE_SPLIT_K=1 turns split K off; 2 / 4 force it on the unsplit choice's tiles.
-// Producer warps: one thread issues every copy unless DG_TUNE_PRODUCER_WARPS=2 (two, taking the K blocks in turn:
-// NOTES 23 found one thread's per-stage chain pacing small tiles; NOTES 24, not yet measured in the kernel).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -113,10 +111,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d producer_warps=%d\n",
+                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
-                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k, c.producer_warps);
+                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k);
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -153,7 +151,6 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
-  if (env::tune_producer_warps() != 1) forced += " tune_producer_warps=" + std::to_string(env::tune_producer_warps());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -207,10 +204,6 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
                    fp8_gemm_split_halves_supported(block_m, block_n, p.b_scale_per_row);
   c.split_k = split_k;
-  c.producer_warps = env::tune_producer_warps();
-  if (c.producer_warps != 1 && c.producer_warps != 2)
-    throw std::invalid_argument("DG_TUNE_PRODUCER_WARPS must be 1 or 2 (read as " +
-                                std::to_string(c.producer_warps) + ")");
   c.tiles = m_blocks * ceil_div(p.n, block_n);
   c.waves = ceil_div(c.tiles * split_k, p.num_sms / split_k * split_k);
   c.num_threads = fp8_gemm_num_threads(block_m);

@@ -15,7 +15,6 @@ struct Fp8GemmConfig {
   bool acc_pipeline = false;  // two accumulators per consumer (JDG_ACC_PIPELINE)
   bool split_halves = false;  // half-width wgmma groups (JDG_SPLIT_HALVES)
   int split_k = 1;      // CTAs sharing each tile's K blocks, as a cluster (JDG_SPLIT_K; dense only)
-  int producer_warps = 1;  // warps issuing the copies, taking the K blocks in turn (JDG_PRODUCER_WARPS)
   int cluster = 1;      // multicast pairs (2: A multicast to the two tiles of adjacent N blocks)
   int grid = 0;         // persistent CTAs = min(num_sms, split_k x tiles), in whole clusters of cluster x split_k
   std::int64_t tiles = 0;  // the output tiles the model expects (dense: exact)

@@ -37,7 +37,6 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["tma_store"] = c.tma_store;
   d["acc_pipeline"] = c.acc_pipeline;
   d["split_halves"] = c.split_halves;
-  d["producer_warps"] = c.producer_warps;
   d["split_k"] = c.split_k;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;

@@ -1,8 +1,8 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A multicast), the accumulator pipeline, the
-TMA-store epilogue, half-width wgmma groups, split K and two producer warps, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
-DG_TUNE_CLUSTER, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and
-DG_TUNE_PRODUCER_WARPS on representative cases of every mode, against the float64 oracle, outputs poisoned. The
+TMA-store epilogue, half-width wgmma groups and split K, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER,
+DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES and DG_TUNE_SPLIT_K on representative cases of every
+mode, against the float64 oracle, outputs poisoned. The
 configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
@@ -339,63 +339,3 @@ def test_split_k_many_tiles_per_cluster(split_k, capfd, restore_num_sms):
 def test_split_k_inside_scan(split_k, capfd):
     _dense_scan(3, 96, 320, 2048, "sk-scan")
     _check_split_k(capfd, split_k)
-
-
-# ------------------------------------------------------------------------------------ two producer warps
-# DG_TUNE_PRODUCER_WARPS=2: two warps walk the tiles alike and take the ring's K blocks in turn (each waits for its
-# stages and issues their copies). Odd and even K-block counts per tile (the turn carries over tiles and passes),
-# every mode with its own walk (contiguous: the expert ids read by both warps; ragged and masked: skipped and partial
-# tiles; k-grouped: per-group K runs), a cluster of 2 (each warp multicasts its K blocks' A halves), 256-row tiles
-# and, dense only, split K.
-PRODUCER_CONFIGS = [(64, 16, 1, 1), (128, 128, 2, 1), (256, 128, 1, 1)]  # BLOCK_M, BLOCK_N, cluster, split K
-
-
-def _producers(monkeypatch, params):
-    block_m, block_n, cluster, parts = params
-    return _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_CLUSTER=cluster,
-                   DG_TUNE_SPLIT_K=parts, DG_TUNE_PRODUCER_WARPS=2)
-
-
-def _ids(c):
-    return f"bm{c[0]}-bn{c[1]}-x{c[2]}-sk{c[3]}"
-
-
-@pytest.fixture(params=PRODUCER_CONFIGS + [(64, 32, 1, 2)], ids=_ids)
-def producer_warps(request, monkeypatch):
-    with _producers(monkeypatch, request.param):
-        yield request.param
-
-
-@pytest.fixture(params=PRODUCER_CONFIGS, ids=_ids)
-def producer_warps_grouped(request, monkeypatch):
-    with _producers(monkeypatch, request.param):
-        yield request.param
-
-
-def _check_producers(capfd, kind, params):
-    line, fields = _last_config(capfd, kind)
-    assert (fields["block_m"], fields["block_n"], fields["producer_warps"]) == (*params[:2], 2), line
-    assert fields["split_k"] == params[3], line
-
-
-# K-block counts 56, 1, 3, 8 (odd counts move the turn from one tile to the next)
-@pytest.mark.parametrize("m,n,k", [(64, 2112, 7168), (300, 400, 128), (257, 384, 384), (130, 640, 1024)])
-def test_producer_warps_dense(producer_warps, capfd, m, n, k):
-    _dense_plain(m, n, k)
-    _check_producers(capfd, "fp8_gemm", producer_warps)
-
-
-def test_producer_warps_dense_per_row_scales(producer_warps, capfd):
-    _dense_per_row_scales()
-    _check_producers(capfd, "fp8_gemm", producer_warps)
-
-
-def test_producer_warps_inside_scan(producer_warps, capfd):
-    _dense_scan(3, 96, 320, 2048, "pw-scan")
-    _check_producers(capfd, "fp8_gemm", producer_warps)
-
-
-@pytest.mark.parametrize("kind", list(GROUPED_CASES))
-def test_producer_warps_grouped(producer_warps_grouped, capfd, kind):
-    GROUPED_CASES[kind]()
-    _check_producers(capfd, kind, producer_warps_grouped)

@@ -561,36 +561,6 @@ def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
     assert r["cubin_size"] > 0
 
 
-def test_tune_producer_warps(monkeypatch):
-    assert _C.select_fp8_gemm_config(64, 2112, 7168, 132)["producer_warps"] == 1  # one unless asked for
-    monkeypatch.setenv("DG_TUNE_PRODUCER_WARPS", "2")  # every mode, every tile, with split K and clusters alike
-    c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-    assert (c["producer_warps"], c["split_k"]) == (2, 2)
-    assert _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["producer_warps"] == 2
-    for grouping in ("contiguous", "ragged", "masked"):
-        assert _grouped(grouping, 4096, 4096, 7168, 4)["producer_warps"] == 2
-    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, out_f32=True, c_kind=2,
-                    b_scale_per_row=True)["producer_warps"] == 2
-    monkeypatch.setenv("DG_TUNE_PRODUCER_WARPS", "1")
-    assert _C.select_fp8_gemm_config(64, 2112, 7168, 132)["producer_warps"] == 1
-    for bad in ("3", "0", "two"):
-        monkeypatch.setenv("DG_TUNE_PRODUCER_WARPS", bad)
-        with pytest.raises(ValueError, match=r"DG_TUNE_PRODUCER_WARPS must be 1 or 2 \(read as [03]\)"):
-            _C.select_fp8_gemm_config(64, 2112, 7168, 132)
-
-
-@needs_nvrtc
-@pytest.mark.parametrize("variant", [dict(m=64, n=2112, k=7168), dict(m=4096, n=2112, k=7168)],
-                         ids=["split_k", "clusters"])
-def test_real_kernel_compiles_with_producer_warps(variant, monkeypatch):
-    _C.configure(str(CUDA_DIR), nvrtc_candidates())
-    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
-    monkeypatch.setenv("DG_TUNE_PRODUCER_WARPS", "2")
-    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
-    assert r["config"]["producer_warps"] == 2 and "#define JDG_PRODUCER_WARPS 2" in r["source"]
-    assert r["kernel"].endswith("_p2") and r["cubin_size"] > 0
-
-
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
 def test_masked_and_k_grouped_take_tiles_up_to_128_by_128(grouping, monkeypatch):
     # Step 6 of the model: 128 x 128 measured faster than the wider / taller picks the cost alone would make.

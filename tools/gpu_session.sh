@@ -16,11 +16,9 @@
 #                                                   then 128 x 192 tiles without and with them (NOTES 19)
 #   bash tools/gpu_session.sh splitk                split K (DG_TUNE_SPLIT_K): its GPU tests, then the small-M rows
 #                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
-#   bash tools/gpu_session.sh grouped_tiles [KINDS]   forced 256 x 128 tiles (cluster 1 / 2) against the model's on
+#   bash tools/gpu_session.sh grouped_tiles [KINDS] forced 256 x 128 tiles (cluster 1 / 2) against the model's on
 #                                                   grouped kinds (default masked,k-grouped)
-#   bash tools/gpu_session.sh producers [tests|bench]  two producer warps (DG_TUNE_PRODUCER_WARPS=2): the copy ring
-#                                                   alone (benchmarks/experiments/tma_rate.cu) and the GPU tests; or
-#                                                   the tables with one and two producer warps (NOTES 23, 24)
+#   bash tools/gpu_session.sh tma_rate              the copy ring alone (benchmarks/experiments/tma_rate.cu, NOTES 23, 24)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -68,14 +66,13 @@ case "$phase" in
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
     # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster / TMA-store
     # configurations; racecheck (much slower per case): 256-row tiles of every mode, a cluster of 2, the TMA-store
-    # epilogue; both also split K's partial-tile exchange and two producer warps sharing the ring. -v lists each
+    # epilogue; both also split K's partial-tile exchange. -v lists each
     # case as it passes, so a run cut short by its time limit still says what it covered.
     mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
     mem="$mem or (split_k and bm128-bn64)"; race="$race or (split_k and bm64-bn32 and (many or scan))"  # the exchange
-    mem="$mem or (producer_warps and bm128)"; race="$race or (producer_warps and bm64-bn16 and (dense or k_grouped))"
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
         memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=${JDG_SANITIZE_LIMIT:-480} ;;  # JDG_SANITIZE_K: another -k selection
@@ -165,41 +162,13 @@ case "$phase" in
       DG_TUNE_SPLIT_K=0 DG_TUNE_TMA_STORE=0 bench --output "$OUT/splitk_tma0.json" --shape 128,7168,16384 \
         --shape 64,7168,16384 | sed "s/^/sk=0 tma=0 /"; } | tee -a "$OUT/splitk_bench.txt"
     ;;
-  producers)
-    # `producers tests`: the copy ring alone (needs nvcc), then two producer warps' GPU tests; `producers bench`: the
-    # dense table with one and two producer warps, the small-M rows again, and the grouped rows
-    if [ "${1:-tests}" = tests ]; then
-      # Built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/tma_rate.bin
-      bin=benchmarks/experiments/tma_rate.bin
-      if command -v nvcc >/dev/null; then
-        nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu -o "$bin"
-      fi
-      if [ -x "$bin" ]; then timeout 60 "$bin" 2>&1 | tee "$OUT/tma_rate.txt"; else echo "no nvcc, no $bin: tma_rate skipped"; fi
-      for sel in "bm64 or bm256" "bm128"; do  # two processes: each compiles its own kernels
-        timeout -k 5 400 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider \
-          -k "producer_warps and ($sel)" 2>&1 | quiet >"$OUT/producer_tests_${sel// /_}.log" &
-      done
-      wait
-      for f in "$OUT"/producer_tests_*.log; do echo "$(basename "$f"): $(grep -E "passed|failed" "$f" | tail -1)";
-        grep -E "^FAILED" "$f" | head -5; done
-    else
-      small_m=()
-      for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
-        small_m+=(--shape "64,$nk" --shape "128,$nk"); done
-      bench() { timeout -k 5 120 python -m jax_deepgemm bench --iters 20 "$@" 2>&1 | quiet; }
-      for pw in 1 2; do
-        DG_TUNE_PRODUCER_WARPS=$pw bench --only dense --output "$OUT/dense_pw$pw.json" | grep -E "^ +[0-9]" |
-          sed "s/^/pw=$pw /"
-      done | tee "$OUT/producers_bench.txt"
-      for pw in 1 2; do
-        DG_TUNE_PRODUCER_WARPS=$pw bench --only dense --output "$OUT/small_m_pw${pw}_r2.json" "${small_m[@]}" |
-          grep -E "^ +[0-9]" | sed "s/^/pw=$pw r2 /"
-      done | tee -a "$OUT/producers_bench.txt"
-      for pw in 1 2; do
-        DG_TUNE_PRODUCER_WARPS=$pw bench --only grouped --output "$OUT/grouped_pw$pw.json" |
-          grep -E "^[a-z_]+ +\[" | sed "s/^/pw=$pw /"
-      done | tee -a "$OUT/producers_bench.txt"
+  tma_rate)
+    # Built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/tma_rate.bin
+    bin=benchmarks/experiments/tma_rate.bin
+    if command -v nvcc >/dev/null; then
+      nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu -o "$bin"
     fi
+    if [ -x "$bin" ]; then timeout 60 "$bin" 2>&1 | tee "$OUT/tma_rate.txt"; else echo "no nvcc, no $bin: tma_rate skipped"; fi
     ;;
   grouped_tiles)
     # Forced tiles against the model's on grouped kinds (`grouped_tiles masked,k-grouped`, the default): one process

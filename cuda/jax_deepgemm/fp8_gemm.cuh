@@ -108,13 +108,6 @@ constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K blo
 #define JDG_SPLIT_K 1
 #endif
 constexpr int kSplitK = JDG_SPLIT_K;  // CTAs of a cluster sharing one tile's K blocks (see split_k_exchange)
-#ifndef JDG_PRODUCER_WARPS
-#define JDG_PRODUCER_WARPS 1
-#endif
-// Warps of the producer warpgroup whose lane 0 issue the copies, taking the ring's K blocks in turn. One thread's
-// chain of a stage's wait, arrival, address set-up and copy instructions takes ~300-430 cycles (NOTES 23: the same
-// whatever the boxes' size), which paces small tiles; two threads each take every other stage.
-constexpr int kProducerWarps = JDG_PRODUCER_WARPS;
 constexpr int kLaunchCluster = kCluster * kSplitK;  // the launch's cluster size
 #ifndef JDG_PROFILE_WAITS
 #define JDG_PROFILE_WAITS 0
@@ -224,7 +217,6 @@ static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOu
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),
               "JDG_SPLIT_K takes 1, or 2 / 4 for dense GEMMs with BLOCK_M <= 128 and no multicast (JDG_CLUSTER 1)");
-static_assert(kProducerWarps == 1 || kProducerWarps == 2, "JDG_PRODUCER_WARPS must be 1 or 2");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
@@ -762,22 +754,18 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   if (warpgroup == kNumMathWarpgroups) {
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
-    // kProducerWarps warps walk the tiles alike (contiguous mode needs a whole warp to read a tile's expert ids);
-    // lane 0 of warp p issues the copies of the ring's K blocks p, p + kProducerWarps, ... (TMA needs no more
-    // threads; several chains of waits and copies in flight instead of one); the rest of the warpgroup only donated
-    // its registers.
-    const int producer_warp = warp - 4 * kNumMathWarpgroups;  // 0..3 in this warpgroup
-    if (producer_warp == 0 || (kProducerWarps > 1 && producer_warp < kProducerWarps)) {
+    // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
+    // issues every copy (TMA needs no more); the rest of the warpgroup only donated its registers.
+    if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
-      int turn = 0;  // which producer warp issues the next K block
       for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
         int ids[kIdSlots] = {};
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
           for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
-            if (lane == 0 && turn == producer_warp) {
+            if (lane == 0) {
               // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
               // With a cluster, both CTAs' consumers: this producer's A half lands in both.
               wait_stage(empty_bars + 8 * stage, phase ^ 1u, waited);
@@ -811,7 +799,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               stage = 0;
               phase ^= 1u;
             }
-            if (kProducerWarps > 1 && ++turn == kProducerWarps) turn = 0;
           }
         }
       }

@@ -39,8 +39,6 @@
 //                           JDG_SPLIT_K near-equal runs of its K blocks; the others send their FP32 partial tiles to
 //                           CTA 0's shared memory, which adds them in rank order (the same sum every run) and stores
 //                           the tile. For few tiles over long K (small M): more CTAs per tile, fewer K blocks each.
-//   JDG_PRODUCER_WARPS      optional, default 1; 2: two warps of the producer warpgroup issue the copies, each every
-//                           other K block of the ring (two chains of waits and copies in flight instead of one).
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second

@@ -136,8 +136,7 @@ def cfg_name(cfg):
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
             (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
-            ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
-            (f"_p{cfg['PRODUCER_WARPS']}" if cfg.get("PRODUCER_WARPS", 1) > 1 else ""))
+            ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -324,15 +323,6 @@ def sweep(quick: bool):
         for bm, mode, cl in [(128, 0, 2), (128, 1, 1), (256, 0, 1)]:
             c = cfg(bm, 64, 2, 4096, 7168, mode=mode, cluster=cl)
             jobs.append(({**c, "SPLIT_K": 2}, "JDG_SPLIT_K takes"))
-        # two producer warps (JDG_PRODUCER_WARPS): every mode, a cluster, split K, 256-row tiles; refused at 3
-        for bm, bn, mode, cl, sk, tma in [(64, 16, 0, 1, 1, 0), (64, 32, 0, 1, 2, 0), (256, 64, 0, 2, 1, 1),
-                                          (128, 128, 1, 2, 1, 1), (256, 128, 2, 1, 1, 1), (64, 64, 3, 1, 1, 0)]:
-            c = cfg(bm, bn, max_stages(bm, bn, 0, tma, sk), 2112 if mode == 0 else 4096, 7168, mode=mode,
-                    cluster=cl, tma_store=tma, acc_pipe=bm <= 128 and bn <= 128)
-            jobs.append(({**c, "SPLIT_K": sk, "PRODUCER_WARPS": 2}, True))
-        c = cfg(128, 128, max_stages(128, 128, 1, 0), 7168, 4096, 2, 1, 1, mode=4, acc_pipe=1)
-        jobs.append(({**c, "PRODUCER_WARPS": 2}, True))
-        jobs.append(({**cfg(128, 64, 4, 4096, 7168), "PRODUCER_WARPS": 3}, "JDG_PRODUCER_WARPS must be 1 or 2"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

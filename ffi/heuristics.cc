@@ -21,7 +21,8 @@
 //      along M, without multicast), which pays only where the copies set the pace, against the lockstep of two
 //      CTAs (a stage is refilled when the slower one is done). Measured on an H100
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
-//      at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10% (off). Dense GEMMs
+//      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%; 256 x 128 ones -0.3% to -1.3% on an H200,
+//      NOTES 25), masked within 2% but for one shape's +10% (off). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
@@ -49,12 +50,14 @@
 // last tile is on average half empty.
 // The grid comes from the static bound fp8_gemm_max_tiles, never from r.
 // K-grouped: G full M x N grids whose tiles stream about K / G each.
-// 6. Masked and k-grouped take tiles of at most 128 x 128 (a forced width may still be any the kernel takes). The
-//    model undercounts what wider or taller tiles lose there: masked tiles are few per CTA (little for the TMA store
-//    and the accumulator pipeline to overlap) and a group's partial last tile wastes more rows at 256; k-grouped's
-//    FP32 output with C and per-row scales on both sides make each promotion and epilogue dearer than
-//    kTileOverhead. Measured on an H200 (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192,
-//    256 x 128) on every masked and k-grouped shape of the benchmark.
+// 6. Masked takes tiles of at most 128 x 128, k-grouped 128-row tiles of at most 128 columns or 256 x 128 (a forced
+//    BLOCK_M / width may still be any the kernel takes). The model undercounts what wider or taller tiles lose
+//    there: masked tiles are few per CTA (little for the TMA store and the accumulator pipeline to overlap) and a
+//    group's partial last tile wastes more rows at 256; k-grouped's FP32 output with C and per-row scales on both
+//    sides make each promotion and epilogue of a wide 128-row tile dearer than kTileOverhead. Measured on an H200
+//    (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192, 256 x 128) on every masked and
+//    k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128 x 128 on
+//    every k-grouped shape (+6-9%, H200, NOTES 25) but still loses on masked ones (-1% to -14%, one +5%).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
@@ -165,8 +168,9 @@ void check_shape(const char* fn, std::int64_t m, std::int64_t n, std::int64_t k,
 // 128x128 B scales: widths whose tiles need no per-chunk scale selection, or a cheap one (see the model).
 bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 160 || block_n == 192; }
 
-// Step 6 of the model: the modes whose search stops at 128 x 128 tiles.
-bool at_most_128_by_128(int mode) { return mode == kFp8GemmMasked || mode == kFp8GemmKGrouped; }
+// Step 6 of the model: the modes whose search stops at 128-wide 128-row tiles, and those that take 128-row ones only.
+bool at_most_128_wide(int mode) { return mode == kFp8GemmMasked || mode == kFp8GemmKGrouped; }
+bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 
 // The model's cost of a configuration (see the top of the file).
 std::int64_t cost_of(const Fp8GemmConfig& c) { return c.waves * (c.block_n * c.block_m / 128 + kTileOverhead); }
@@ -221,7 +225,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
   const int forced = env::tune_block_n();
   // Masked and k-grouped search widths up to 128 only (step 6 of the model); a forced width may be any the kernel
   // takes.
-  const int max_block_n = block_m > 128 || (at_most_128_by_128(p.mode) && forced == 0) ? kMaxBlockNTwoWaves
+  const int max_block_n = block_m > 128 || (at_most_128_wide(p.mode) && forced == 0) ? kMaxBlockNTwoWaves
                           : b_scale_per_row                                          ? kMaxBlockNPerRowScale
                                                                                      : kMaxBlockN;
   for (int block_n = 16; block_n <= max_block_n; block_n += 16) {
@@ -243,7 +247,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
 // Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
 template <typename MBlocks>
 Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_of) {
-  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !at_most_128_by_128(p.mode) ? 256 : 0};
+  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !at_most_128_rows(p.mode) ? 256 : 0};
   const int forced_m = env::tune_block_m();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
     throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
@@ -375,7 +379,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
-      (mode == kFp8GemmKGrouped && g <= 4);
+      (mode == kFp8GemmKGrouped && g <= 4 && best.block_m == 128);
   set_cluster_and_grid(best, mode, n, num_sms, m > 0 ? bound : 0, multicast_pays);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",

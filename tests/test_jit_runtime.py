@@ -228,14 +228,20 @@ def test_grouped_clusters(monkeypatch):
         assert (c["block_m"], c["cluster"]) == (128, 1), c
         assert _grouped(grouping, 4 * 8192, 4096 + 128, 7168, 4)["cluster"] == 1  # 33 N blocks: no pairs
     per_row = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
+    c = _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)
+    assert (c["block_m"], c["cluster"]) == (256, 1), c  # 256 x 128 k-grouped tiles: no multicast
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 2
     assert _grouped("k_grouped", 4096, 7168, 8 * 4096, 8, **per_row)["cluster"] == 1
     assert _grouped("k_grouped", 256, 256, 4 * 1024, 4, **per_row)["waves"] == 1  # a lone wave: as it was
     assert _grouped("k_grouped", 256, 256, 4 * 1024, 4, **per_row)["cluster"] == 1
+    monkeypatch.delenv("DG_TUNE_BLOCK_M")
     assert _grouped("masked", 4096, 4096, 7168, 4, expected_m=256)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
     assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["cluster"] == 1
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1
+    monkeypatch.delenv("DG_TUNE_BLOCK_M")
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
     assert _grouped("masked", 4096, 4096, 7168, 4, expected_m=256)["cluster"] == 2
 
@@ -502,11 +508,11 @@ def test_tune_acc_pipeline(monkeypatch):
     assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (64, 32, True)  # on wherever it applies ...
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]  # (256-row tiles: two waves)
     k_grouped = dict(grouping="k_grouped", num_groups=4, out_f32=True, c_kind=2, b_scale_per_row=True)
-    c = _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)
-    assert (c["block_m"], c["block_n"], c["acc_pipeline"]) == (128, 128, True)  # k-grouped included
+    c = _C.select_fp8_gemm_config(128, 7168, 4 * 8192, 132, **k_grouped)
+    assert c["block_m"] == 128 and c["block_n"] <= 128 and c["acc_pipeline"], c  # k-grouped included
     monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "0")
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["acc_pipeline"]
-    assert not _C.select_fp8_gemm_config(4096, 7168, 4 * 8192, 132, **k_grouped)["acc_pipeline"]
+    assert not _C.select_fp8_gemm_config(128, 7168, 4 * 8192, 132, **k_grouped)["acc_pipeline"]
     monkeypatch.setenv("DG_TUNE_ACC_PIPELINE", "1")
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
@@ -562,14 +568,19 @@ def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
 
 
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
-def test_masked_and_k_grouped_take_tiles_up_to_128_by_128(grouping, monkeypatch):
-    # Step 6 of the model: 128 x 128 measured faster than the wider / taller picks the cost alone would make.
+def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
+    # Step 6 of the model: masked tiles up to 128 x 128, k-grouped 128-row ones up to 128 wide or 256 x 128 (each
+    # measured faster than the wider / taller picks the cost alone would make).
     kwargs = dict(grouping="k_grouped", out_f32=True, c_kind=2, b_scale_per_row=True) if grouping == "k_grouped" \
         else dict(grouping="masked")
     for g, m, n in [(4, 4096, 7168), (8, 7168, 2048), (2, 200, 300), (1, 4096, 4096)]:
         extra = dict(expected_m=m) if grouping == "masked" else {}
         c = _C.select_fp8_gemm_config(m, n, g * 4096, 132, num_groups=g, **kwargs, **extra)
-        assert c["block_m"] <= 128 and c["block_n"] <= 128, (g, m, n, c)
+        assert c["block_n"] <= 128, (g, m, n, c)
+        if grouping == "masked":
+            assert c["block_m"] <= 128, (g, m, n, c)
+        elif m >= 4096:  # many M blocks: the taller tile's fewer waves win (measured on every benchmark shape)
+            assert c["block_m"] == 256, (g, m, n, c)
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "176")  # forcing may still take any width the kernel supports
     assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_n"] == 176
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")

@@ -217,6 +217,19 @@ case "$phase" in
       echo "## $* $(env | grep -E '^DG_TUNE' | sort | tr '\n' ' ')"
       timeout -k 5 90 python tools/profile_one.py "$@" 2>&1 | quiet | grep -v "^I[0-9]"
     }
+    if [ "${1:-}" = k_grouped ]; then  # `waits k_grouped`: where the k-grouped K block's time goes (NOTES 25)
+      export DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1  # the same tiles in every kernel
+      {
+        run dense 4096,7168,16384
+        run dense_per_row 4096,7168,16384
+        run k_grouped 1,4096,7168,16384
+        run k_grouped 4,4096,7168,4096
+        run k_grouped 4,4096,7168,8192
+      } >"$OUT/waits.log"
+      python tools/waits_summary.py <"$OUT/waits.log" | tee "$OUT/waits_summary.txt"
+      grep "jax_deepgemm: " "$OUT/waits.log" | sort -u >"$OUT/waits_configs.txt"
+      exit 0
+    fi
     {
       run dense 64,2112,7168
       run dense 128,7168,16384

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace jdg::env {
 namespace {
@@ -54,17 +55,22 @@ bool profile_waits() { return flag("DG_PROFILE_WAITS"); }
 bool poison_outputs() { return flag("DG_POISON_OUTPUTS"); }
 
 namespace {
-int positive_int(const char* name) {
+// A tuning knob's number: `unset` when not set; anything but a non-negative integer is refused, so that a typo
+// cannot fall back to the heuristics' choice unnoticed.
+int tune_number(const char* name, int unset) {
   std::optional<std::string> value = get(name);
-  if (!value || value->empty() || value->size() > 4 || !std::all_of(value->begin(), value->end(), ::isdigit)) return 0;
+  if (!value) return unset;
+  if (value->size() > 4 || !std::all_of(value->begin(), value->end(), [](unsigned char c) { return std::isdigit(c); }))
+    throw std::invalid_argument(std::string(name) + " must be a non-negative integer (0: the heuristics' choice), "
+                                "got '" + *value + "'");
   return std::stoi(*value);
 }
 }  // namespace
 
-int tune_block_m() { return positive_int("DG_TUNE_BLOCK_M"); }
-int tune_block_n() { return positive_int("DG_TUNE_BLOCK_N"); }
-int tune_cluster() { return positive_int("DG_TUNE_CLUSTER"); }
-int tune_split_k() { return get("DG_TUNE_SPLIT_K").has_value() ? positive_int("DG_TUNE_SPLIT_K") : -1; }
+int tune_block_m() { return tune_number("DG_TUNE_BLOCK_M", 0); }
+int tune_block_n() { return tune_number("DG_TUNE_BLOCK_N", 0); }
+int tune_cluster() { return tune_number("DG_TUNE_CLUSTER", 0); }
+int tune_split_k() { return tune_number("DG_TUNE_SPLIT_K", -1); }
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
 bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
 // Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.

@@ -53,7 +53,8 @@ bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
 bool poison_outputs();                // DG_POISON_OUTPUTS
 bool profile_waits();                 // DG_PROFILE_WAITS
-int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset or not a positive integer
+// The numeric knobs throw std::invalid_argument for a value that is not a non-negative integer.
+int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"

@@ -214,8 +214,21 @@ def test_tune_block_n_restricts_the_heuristic(monkeypatch):
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "200")
     with pytest.raises(ValueError, match="DG_TUNE_BLOCK_N=200"):
         _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
-    monkeypatch.setenv("DG_TUNE_BLOCK_N", "wide")  # not a number: ignored
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "")  # set but empty: as if unset
     assert _ext.select_fp8_gemm_config(4096, 7168, 16384, 132) == default
+
+
+@needs_ext
+@pytest.mark.parametrize("knob", ["DG_TUNE_BLOCK_M", "DG_TUNE_BLOCK_N", "DG_TUNE_CLUSTER", "DG_TUNE_SPLIT_K"])
+@pytest.mark.parametrize("value", ["wide", "-1", "1.5", "12345"])
+def test_tune_knob_that_is_not_a_number_is_refused(knob, value, monkeypatch):
+    # A typo must not quietly fall back to the heuristics' choice.
+    monkeypatch.setenv(knob, value)
+    with pytest.raises(ValueError, match=f"{knob} must be a non-negative integer .*got '{re.escape(value)}'"):
+        _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    if knob != "DG_TUNE_SPLIT_K":  # split K is for dense GEMMs only: grouped ones never read it
+        with pytest.raises(ValueError, match=knob):
+            _ext.select_fp8_gemm_config(512, 4096, 7168, 132, grouping="masked", num_groups=4)
 
 
 @needs_ext

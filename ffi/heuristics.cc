@@ -59,8 +59,7 @@
 //    k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128 x 128 on
 //    every k-grouped shape (+6-9%, H200, NOTES 25) but still loses on masked ones (-1% to -14%, one +5%).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
-//    128 x 128, K blocks alternating) is on wherever it applies (k-grouped too since its promotion stopped spilling:
-//    +2-4%, NOTES 13); its 256-row form (one accumulator per wave, up to 96 wide; NOTES 26) only when forced.
+//    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
@@ -205,9 +204,7 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.block_n = block_n;
   c.stages = stages;
   c.tma_store = tma_store;
-  // Step 7: 256-row tiles (one accumulator per wave) only when forced, until measured.
-  c.acc_pipeline =
-      env::tune_acc_pipeline().value_or(block_m <= 128) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
+  c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
   c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
                    fp8_gemm_split_halves_supported(block_m, block_n, p.b_scale_per_row);
   c.split_k = split_k;

@@ -23,9 +23,8 @@ import jax_deepgemm as dg
 import oracle
 
 pytestmark = grouped.pytestmark
-# (BLOCK_M, cluster, accumulator pipeline); the pipeline takes tiles up to 128 x 128 (its cases force BLOCK_N 128) and
-# 256-row ones up to 96 wide (one accumulator per wave: BLOCK_N 96)
-CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1), (256, 1, 1), (256, 2, 1)]
+# (BLOCK_M, cluster, accumulator pipeline); the pipeline takes tiles up to 128 x 128, so its cases force BLOCK_N 128
+CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1)]
 
 
 @contextlib.contextmanager
@@ -51,8 +50,7 @@ def _last_config(capfd, kind):
 def config(request, monkeypatch):
     block_m, cluster, pipeline = request.param
     # one accumulator unless asked for (the heuristics' default, two wherever they apply, is what the other files test)
-    tile_n = {"DG_TUNE_BLOCK_N": 96 if block_m == 256 else 128, "DG_TUNE_ACC_PIPELINE": 1} if pipeline \
-        else {"DG_TUNE_ACC_PIPELINE": 0}
+    tile_n = {"DG_TUNE_BLOCK_N": 128, "DG_TUNE_ACC_PIPELINE": 1} if pipeline else {"DG_TUNE_ACC_PIPELINE": 0}
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_CLUSTER=cluster, **tile_n):
         yield request.param
 

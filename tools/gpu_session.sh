@@ -18,8 +18,6 @@
 #                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
 #   bash tools/gpu_session.sh grouped_tiles [KINDS] forced 256 x 128 tiles (cluster 1 / 2) against the model's on
 #                                                   grouped kinds (default masked,k-grouped)
-#   bash tools/gpu_session.sh waves                 the accumulator pipeline on 256-row tiles: its GPU tests, then
-#                                                   k-grouped and M = 4096 dense rows with and without it (NOTES 26)
 #   bash tools/gpu_session.sh tma_rate              the copy ring alone (benchmarks/experiments/tma_rate.cu, NOTES 23, 24)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
@@ -163,24 +161,6 @@ case "$phase" in
       # the register epilogue: no staging tile, so 128 x 128 split tiles keep 4 stages instead of 3
       DG_TUNE_SPLIT_K=0 DG_TUNE_TMA_STORE=0 bench --output "$OUT/splitk_tma0.json" --shape 128,7168,16384 \
         --shape 64,7168,16384 | sed "s/^/sk=0 tma=0 /"; } | tee -a "$OUT/splitk_bench.txt"
-    ;;
-  waves)
-    # The accumulator pipeline's two-wave form (256 rows, one accumulator per wave, up to 96 wide; NOTES 26): its GPU
-    # tests, then k-grouped and dense M = 4096 rows with the model's tiles against forced 256-row ones without / with it
-    timeout -k 5 300 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k "bm256 and pipe" 2>&1 |
-      quiet >"$OUT/waves_tests.log"
-    grep -E "^FAILED|passed|failed" "$OUT/waves_tests.log" | tail -6
-    large=()
-    for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do large+=(--shape "4096,$nk"); done
-    for setting in "model:" "256x96p0:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=96 DG_TUNE_ACC_PIPELINE=0" \
-                   "256x96p1:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=96 DG_TUNE_ACC_PIPELINE=1" \
-                   "256x64p1:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=64 DG_TUNE_ACC_PIPELINE=1"; do
-      label=${setting%%:*}
-      env ${setting#*:} timeout -k 5 100 python -m jax_deepgemm bench --only grouped --grouped k-grouped --iters 20 \
-        --output "$OUT/k_grouped_$label.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/$label /"
-      env ${setting#*:} timeout -k 5 100 python -m jax_deepgemm bench --only dense --iters 20 "${large[@]}" \
-        --output "$OUT/dense_$label.json" 2>&1 | quiet | grep -E "^ +[0-9]" | sed "s/^/$label /"
-    done | tee "$OUT/waves_bench.txt"
     ;;
   tma_rate)
     # Built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/tma_rate.bin

@@ -211,7 +211,7 @@ static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not
 static_assert(kCluster == 1 || (kCluster == 2 && (kNumNBlocks % 2 == 0 || kMode == kFp8GemmDense)),
               "a cluster of 2 needs an even N-block count (dense GEMMs: any)");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
-              "the accumulator pipeline takes BLOCK_N <= 128 at BLOCK_M <= 128, BLOCK_N <= 96 at BLOCK_M 256");
+              "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
               "the TMA-store epilogue takes bf16 out without C, not k-grouped, BLOCK_N % 64 == 0, N % 8 == 0");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
@@ -995,94 +995,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       }
     };
 
-    // JDG_ACC_PIPELINE with two waves per warpgroup (256-row tiles up to 96 wide, where four BLOCK_N/2 float sets
-    // fit): each wave has its own accumulator (acc: wave 0, acc_next: wave 1). Steady state, per K block kb: w0(kb)
-    // retires and is promoted while w1(kb) runs; w0(kb + 1) is issued; w1(kb) retires and is promoted while
-    // w0(kb + 1) runs, then kb's stage is released; w1(kb + 1) is issued. So the warpgroup always has a wave queued
-    // while it promotes (split_pass does the same with column halves), where the one-accumulator loop leaves the
-    // tensor cores to the other warpgroup during both promotions. Passes in which both waves are active; the others
-    // take the one-accumulator loop. Two stages are held at a time.
-    // `two_waves`: BoolConstant<kAccPipeline && kWaves == 2>, so that the body is compiled only where it is taken.
-    auto wave_pass = [&](auto two_waves, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
-                         const bool (&all_rows)[kWaves], const bool (&keep0)[kWaves], const bool (&keep1)[kWaves],
-                         int& stage, unsigned int& phase) {
-      if constexpr (decltype(two_waves)::value) {
-        const int n0 = tile.n_block * kBlockN;
-        auto issue = [&](float (&a)[kAccRegs], int wave, int st) {
-          wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4) + wave * (64 * kBlockK >> 4),
-                                 desc_b0 + st * (kSmemBBytes >> 4));
-        };
-        // Wave 0 (BoolConstant<false>) or 1 of the K block in stage st, whose wgmmas into `a` are complete.
-        auto promote = [&](auto second, const float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], int st) {
-          constexpr int v = decltype(second)::value ? 1 : 0;
-          const int r0 = wave_row0[v], box = r0 / kSABoxRows;
-          const float* sa_stage = sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3);
-          const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-          const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
-          if constexpr (kBScalePerRow) {
-            promote_per_row_of_pass(out[v], a, smem_sb + st * kSmemSBBytes + 4 * chunk_col, sa0, sa1, all_rows[v],
-                                    keep0[v], keep1[v]);
-          } else {
-            promote_blocks_of_pass(out[v], a, sb, sa0, sa1, n0 % 128, all_rows[v], keep0[v], keep1[v]);
-          }
-        };
-        auto advance = [&] {
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
-        };
-        auto release_stage = [&](int st) {
-          if constexpr (kBScalePerRow) __syncwarp();  // every lane has read its column scales
-          release(empty_bars + 8 * st);
-        };
-        // At the top of each K block kb (stage st, B block scales sb) only w0(kb) is in flight: the loop has the same
-        // waits on every path, which ptxas needs to keep the wgmmas asynchronous (see split_pass; kb_end through an
-        // empty asm for the same reason).
-        int kb_end = tile.kb0 + tile.num_kb;
-        asm volatile("" : "+r"(kb_end));
-        float sb[kMaxBScaleBlocks] = {}, sb_next[kMaxBScaleBlocks] = {};
-        int st = stage;
-        if constexpr (!kBScalePerRow) load_b_scales(sb, b_scale_blk, tile.kb0);
-        wait_stage(full_bars + 8 * st, phase, waited);
-        issue(acc, 0, st);
-        advance();
-        int kb = tile.kb0;
-        for (; kb + 1 < kb_end; ++kb) {
-          issue(acc_next, 1, st);
-          ptx::wgmma_wait_group<1>();  // w0(kb) is done, w1(kb) runs on
-          ptx::fence_operands(acc);
-          promote(BoolConstant<false>{}, acc, sb, st);
-          const int st_next = stage;
-          if constexpr (!kBScalePerRow) load_b_scales(sb_next, b_scale_blk, kb + 1);
-          wait_stage(full_bars + 8 * st_next, phase, waited);
-          issue(acc, 0, st_next);
-          advance();
-          ptx::wgmma_wait_group<1>();  // w1(kb) is done, w0(kb + 1) runs on
-          ptx::fence_operands(acc_next);
-          promote(BoolConstant<true>{}, acc_next, sb, st);
-          release_stage(st);
-#pragma unroll
-          for (int j = 0; j < kMaxBScaleBlocks; ++j) sb[j] = sb_next[j];
-          st = st_next;
-        }
-        // The last K block: always taken (num_kb >= 1), but ptxas needs the other path (see split_pass).
-        if (kb < kb_end) {
-          issue(acc_next, 1, st);
-          ptx::wgmma_wait_group<1>();
-          ptx::fence_operands(acc);
-          promote(BoolConstant<false>{}, acc, sb, st);
-          ptx::wgmma_wait_group<0>();
-          ptx::fence_operands(acc_next);
-          promote(BoolConstant<true>{}, acc_next, sb, st);
-          release_stage(st);
-        } else {
-          ptx::wgmma_wait_group<0>();
-          ptx::fence_operands(acc);
-        }
-      }
-    };
-
     int stage = 0;
     unsigned int phase = 0;
     unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
@@ -1137,16 +1049,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
         }
 
-        if constexpr (kAccPipeline && kWaves == 1) {
+        if constexpr (kAccPipeline) {
           if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
             pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
-            continue;
-          }
-        }
-        if constexpr (kAccPipeline && kWaves == 2) {
-          if (active[0] && active[1] && tile.num_kb > 0) {
-            wave_pass(BoolConstant<kAccPipeline && kWaves == 2>{}, tile, b_scale_blk, all_rows, keep0, keep1, stage,
-                      phase);
             continue;
           }
         }

@@ -28,8 +28,8 @@
 //                           the last N block of an odd count pairs its tiles along M, without multicast.
 //   JDG_TMA_STORE           optional, default 0; 1: the epilogue writes the tile into shared memory and TMA stores
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
-//   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, wgmmas (the next K block's, or the
-//                           other wave's) running while one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
+//   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
+//                           while the last one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
 //   JDG_SPLIT_HALVES        optional, default 0; 1: each K block's wgmmas as two half-width groups, each half promoted
 //                           while the other runs, where fp8_gemm_split_halves_supported() allows (not with
 //                           JDG_ACC_PIPELINE).
@@ -167,12 +167,9 @@ constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, 
   return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 64 == 0 && n % 8 == 0;
 }
 
-// The accumulator pipeline: two accumulators per consumer warpgroup within its register budget. One 64-row wave
-// (BLOCK_M <= 128): the K blocks alternate between them, with the result three BLOCK_N / 2 float sets (BLOCK_N <= 128).
-// Two waves (BLOCK_M 256): one accumulator per wave, with the two results four sets (BLOCK_N <= 96).
-constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) {
-  return block_m <= 128 ? block_n <= 128 : block_n <= 96;
-}
+// The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two
+// waves' results) and three accumulator sets of BLOCK_N / 2 registers within the consumers' budget (BLOCK_N <= 128).
+constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) { return block_m <= 128 && block_n <= 128; }
 
 // Half-width groups (JDG_SPLIT_HALVES): the tiles the accumulator pipeline cannot take (BLOCK_N > 128) with one 64-row
 // wave per consumer warpgroup and 128x128 B scales, whose halves are wgmma widths the kernel has (multiples of 16).

@@ -303,15 +303,6 @@ def sweep(quick: bool):
             out32, ck = (1, 2) if mode == 4 else (0, 0)
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, out32, row, mode=mode, cluster=cl,
                              tma_store=tma, acc_pipe=1), True))
-        # ... and its two-wave form (256 rows, one accumulator per wave, up to 96 wide): both scale kinds, a cluster,
-        # the TMA store, k-grouped with C, a straddling width, contiguous / ragged / masked
-        for bm, bn, row, mode, tma, cl, n, k in [(256, 64, 0, 0, 1, 2, 2112, 7168), (256, 96, 0, 0, 0, 1, 7168, 16384),
-                                                 (256, 96, 1, 4, 0, 1, 7168, 32768), (256, 64, 1, 4, 0, 2, 2048, 32768),
-                                                 (256, 80, 0, 1, 0, 1, 4096, 7168), (256, 96, 1, 2, 0, 1, 130, 208),
-                                                 (256, 64, 0, 3, 1, 1, 4096, 7168)]:
-            out32, ck = (1, 2) if mode == 4 else (0, 0)
-            jobs.append((cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, out32, row, mode=mode, cluster=cl,
-                             tma_store=tma, acc_pipe=1), True))
         jobs.append((cfg(256, 128, 3, 7168, 2048, acc_pipe=1), "the accumulator pipeline takes"))
         # half-width wgmma groups (JDG_SPLIT_HALVES): every mode with 128x128 B scales, a cluster, both epilogues,
         # one 64-row wave per warpgroup; refused with per-row B scales

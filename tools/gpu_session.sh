@@ -11,7 +11,8 @@
 #   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
-#   bash tools/gpu_session.sh waits                 DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
+#   bash tools/gpu_session.sh waits [k_grouped]     DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
+#                                                   (k_grouped: dense / per-row / k-grouped on the same tiles, NOTES 25)
 #   bash tools/gpu_session.sh split                 half-width wgmma groups (DG_TUNE_SPLIT_HALVES): their GPU tests,
 #                                                   then 128 x 192 tiles without and with them (NOTES 19)
 #   bash tools/gpu_session.sh splitk                split K (DG_TUNE_SPLIT_K): its GPU tests, then the small-M rows
@@ -66,8 +67,8 @@ case "$phase" in
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
     # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster / TMA-store
     # configurations; racecheck (much slower per case): 256-row tiles of every mode, a cluster of 2, the TMA-store
-    # epilogue; both also split K's partial-tile exchange. -v lists each
-    # case as it passes, so a run cut short by its time limit still says what it covered.
+    # epilogue; both also split K's partial-tile exchange. -v lists each case as it passes, so a run cut short by its
+    # time limit still says what it covered.
     mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
@@ -246,6 +247,7 @@ case "$phase" in
     python tools/waits_summary.py <"$OUT/waits.log" | tee "$OUT/waits_summary.txt"
     grep "jax_deepgemm: " "$OUT/waits.log" | sort -u >"$OUT/waits_configs.txt"
     ;;
-  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | split | splitk | multi | sweep | tma | waits"
+  *) echo "unknown phase $phase: tests | par | sanitize | bench | ab | pipe | split | splitk | grouped_tiles | tma_rate |"\
+          "multi | sweep | tma | waits"
      exit 2 ;;
 esac

@@ -74,6 +74,7 @@ case "$phase" in
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
     mem="$mem or (split_k and bm128-bn64)"; race="$race or (split_k and bm64-bn32 and (many or scan))"  # the exchange
+    mem="$mem or (bm256-x1 and k_grouped)"  # k-grouped's default tiles since NOTES 25
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
         memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=${JDG_SANITIZE_LIMIT:-480} ;;  # JDG_SANITIZE_K: another -k selection

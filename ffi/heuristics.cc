@@ -57,7 +57,9 @@
 //    sides make each promotion and epilogue of a wide 128-row tile dearer than kTileOverhead. Measured on an H200
 //    (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192, 256 x 128) on every masked and
 //    k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128 x 128 on
-//    every k-grouped shape (+6-9%, H200, NOTES 25) but still loses on masked ones (-1% to -14%, one +5%).
+//    every k-grouped shape of the benchmark (M = 4096 / 7168: +6-9% on an H200, +5-10% on an H100, NOTES 25; the
+//    256 x 112 the model takes at M = 256 / 512 is unmeasured) but still loses on masked ones (1-17% slower on five
+//    of six, 4.5% faster on one).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.

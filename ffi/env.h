@@ -29,6 +29,9 @@
 //   DG_TUNE_SPLIT_K                (tuning) dense GEMMs: 2 / 4: every tile's K blocks split over a cluster of that
 //                                  many CTAs (BLOCK_M <= 128; no multicast then); unset or 0: the heuristics
 //                                  decide (heuristics.cc, step 9); 1: no split K
+//   DG_TUNE_TAIL_SPLIT             (tuning) 1: a short last round's tiles split over K by pairs of CTAs wherever
+//                                  the configuration allows it (fp8_gemm_tail_split_supported); 0: never; unset:
+//                                  the heuristics decide (heuristics.cc, step 10)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -61,5 +64,6 @@ bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
+int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster
 
 }  // namespace jdg::env

@@ -94,6 +94,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.acc_pipeline) s << "_ap";
   if (c.split_halves) s << "_sh";
   if (c.split_k > 1) s << "_sk" << c.split_k;
+  if (c.tail_split) s << "_tail";
   if (profile_waits) s << "_pw";
   return s.str();
 }
@@ -119,6 +120,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
+  if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
@@ -440,7 +442,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &map_d, &args};
   cu::CUlaunchAttribute cluster{};
   cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.cluster_dim[0] = static_cast<unsigned>(cfg.cluster * cfg.split_k);
+  cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split));
   cluster.value.cluster_dim[1] = 1;
   cluster.value.cluster_dim[2] = 1;
   cu::CUlaunchConfig launch{};

@@ -79,6 +79,12 @@
 //    which the HBM term rules out; 128 x 128 split tiles (128 x 7168 x 16384, 256 x 4096 x 7168; ruled out by the
 //    tensor-core term) 0% to +32% slower on the H200. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower.
 //    DG_TUNE_SPLIT_K=1 turns split K off; 2 / 4 force it on the unsplit choice's tiles.
+// 10. Tail split (fp8_gemm_tail_split_supported: dense, contiguous, masked; no multicast, no split K): the kernel
+//    counts its tiles on the device, and when the last round would keep at most half of the CTAs busy, the CTAs
+//    run in pairs (clusters of 2) that each take one of those tiles with half of its K blocks: the last round
+//    takes about half as long, plus one exchange of a partial tile. For masked GEMMs, whose tile count the host
+//    cannot know (masked_m is on the device), it is on wherever it applies (the grid is then whole pairs); others
+//    take it only when forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever it applies.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -116,10 +122,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d\n",
+                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d tail_split=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
-                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k);
+                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k, int(c.tail_split));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(line).second) std::fputs(line, stderr);
 }
@@ -134,16 +140,21 @@ bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n)
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
 // N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
 // rounded up to whole clusters.
-// Split K (step 9) takes the cluster for itself: no multicast then.
-void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, int num_sms, std::int64_t bound,
+// Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
+// grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
+void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
                           bool multicast_pays) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
   const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
   c.cluster = num_sms >= 2 && pairs && wanted && c.split_k == 1 ? 2 : 1;
-  const int ctas = c.cluster * c.split_k;  // per cluster
-  const std::int64_t whole_clusters = ceil_div(bound * c.split_k, ctas) * ctas;
+  const int tail = env::tune_tail_split();
+  if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
+  c.tail_split = (tail == 1 || (tail < 0 && mode == kFp8GemmMasked)) && num_sms >= 2 &&
+                 fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
+  const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
+  const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
 }
 
@@ -156,6 +167,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
+  if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -350,7 +362,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const bool multicast_pays = m >= 2048 && ceil_div(k, 128) >= 32 && copies_set_pace(best.block_m, best.block_n);
-  set_cluster_and_grid(best, kFp8GemmDense, n, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
+  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;
 }
@@ -382,7 +394,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && g <= 4 && best.block_m == 128);
-  set_cluster_and_grid(best, mode, n, num_sms, m > 0 ? bound : 0, multicast_pays);
+  set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
                                          "k_grouped"};

@@ -1,8 +1,8 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A multicast), the accumulator pipeline, the
-TMA-store epilogue, half-width wgmma groups and split K, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER,
-DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES and DG_TUNE_SPLIT_K on representative cases of every
-mode, against the float64 oracle, outputs poisoned. The
+TMA-store epilogue, half-width wgmma groups, split K and the tail split, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
+DG_TUNE_CLUSTER, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT
+on representative cases of every mode, against the float64 oracle, outputs poisoned. The
 configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
@@ -339,3 +339,101 @@ def test_split_k_many_tiles_per_cluster(split_k, capfd, restore_num_sms):
 def test_split_k_inside_scan(split_k, capfd):
     _dense_scan(3, 96, 320, 2048, "sk-scan")
     _check_split_k(capfd, split_k)
+
+
+# ---------------------------------------------------------------------------------------------------- tail split
+# DG_TUNE_TAIL_SPLIT=1 (masked: the default; dense and contiguous: forced), with an SM cap of 8 so that the tile
+# counts below leave a last round of at most 4 tiles (split over pairs of CTAs, the partial tile sent into the
+# partner's pipeline stages) after 0, 1 or 2 whole rounds, or a round too long to split; K-block counts that split
+# evenly and not, and 2 (one each); M and N tails; C and FP32 out; per-row B scales; rows past the mask untouched;
+# garbage expert ids; inside lax.scan; the same bits on every run.
+
+@pytest.fixture(params=[(128, 64, 1), (64, 96, 0), (256, 128, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+def tail_split(request, monkeypatch, restore_num_sms):
+    block_m, block_n, tma = request.param
+    dg.set_num_sms(8)
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
+                 DG_TUNE_TAIL_SPLIT=1, DG_TUNE_CLUSTER=1, DG_TUNE_SPLIT_K=1):
+        yield request.param
+
+
+def _check_tail_split(capfd, kind, params, tiles=None, splits=True):
+    """The last `kind` kernel had the forced tile with the tail split, and (given its tile count) whether its last
+    round is split: at most half of the grid's CTAs would have a tile in it."""
+    line, fields = _last_config(capfd, kind)
+    block_m, block_n, tma = params
+    assert (fields["block_m"], fields["block_n"], fields["tail_split"], fields["cluster"]) == (block_m, block_n, 1, 1)
+    assert fields["grid"] % 2 == 0, line
+    if tiles is not None:
+        left = tiles % fields["grid"]
+        assert (0 < left <= fields["grid"] // 2) == splits, (tiles, line)
+
+
+# (M blocks, N blocks, K, M tail, N tail, splits): 18 tiles = 2 rounds + 2; 3 tiles alone (grid 6); 10 = 1 round + 2;
+# 13 = 1 round + 5 (not split); 1 tile over two K blocks
+TAIL_DENSE = [(3, 6, 1152, 37, 24, True), (1, 3, 1000, 0, 0, True), (2, 5, 7296, 5, 0, True),
+              (1, 13, 1024, 0, 16, False), (1, 1, 256, 1, 1, True)]
+
+
+@pytest.mark.parametrize("case", TAIL_DENSE, ids=lambda c: f"{c[0]}x{c[1]}-k{c[2]}")
+@pytest.mark.parametrize("out_dtype", [BF16, F32])
+def test_tail_split_dense(tail_split, capfd, case, out_dtype):
+    m_blocks, n_blocks, k, m_tail, n_tail, splits = case
+    m, n = m_blocks * tail_split[0] - m_tail - (out_dtype == F32), n_blocks * tail_split[1] - n_tail  # F32: its own problem
+    a, b = dense._operands(m, n, k)
+    c = randn(seed_of("tail-c", m, n), (m, n), out_dtype) if out_dtype == F32 else None
+    expected, bound = dense._expected(a, b, c)
+    fn = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))
+    out = fn(a, b, c)
+    _check_tail_split(capfd, "fp8_gemm", tail_split, m_blocks * n_blocks, splits)
+    assert_matches(out, expected, bound, out_dtype)
+    np.testing.assert_array_equal(np.asarray(fn(a, b, c)), np.asarray(out))  # CTA 0 adds the partial: same bits
+
+
+def test_tail_split_dense_per_row_scales(tail_split, capfd):
+    m, n, k = 3 * tail_split[0] - 9, 6 * tail_split[1], 1408  # 18 tiles, 11 K blocks
+    a, b = dense._operands(m, n, k, per_row=True)
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    out = jax.jit(dg.fp8_gemm_nt)(a, b)
+    _check_tail_split(capfd, "fp8_gemm", tail_split, 18)
+    assert_matches(out, oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
+
+
+@pytest.mark.parametrize("split_all", [False, True])
+def test_tail_split_masked(tail_split, capfd, split_all):
+    """5 M blocks x 4 N blocks = 2 rounds + 4 tiles, or 1 M block x 4 (every tile split); the rows past each mask
+    keep the NaN the output was poisoned with."""
+    bm, bn, _ = tail_split
+    g, m, n, k = 3, 2 * bm, 4 * bn - 8, 1920
+    a = q_lhs_batched(randn(seed_of("tail-masked", g, m, k), (g, m, k)))
+    b = grouped._rhs(g, n, k, "tail-masked")
+    masked_m = [1, 0, -7] if split_all else [np.iinfo(np.int32).max, bm // 2 + 3, bm + 1]  # the first clamps to m
+    masked_m = jnp.asarray(masked_m, jnp.int32)
+    fn = jax.jit(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, bm))
+    out = fn(a, b, masked_m)
+    m_blocks = 1 if split_all else 2 + 1 + 2
+    _check_tail_split(capfd, "m_grouped_masked", tail_split, m_blocks * 4)
+    valid = oracle.masked_valid(masked_m, g, m)
+    a64, b64 = grouped._deq(a, b)
+    assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=valid)
+    assert np.all(np.isnan(np.asarray(out.astype(F32))[~np.asarray(valid)])), "rows past the mask were written"
+    np.testing.assert_array_equal(np.asarray(fn(a, b, masked_m).astype(F32))[np.asarray(valid)],
+                                  np.asarray(out.astype(F32))[np.asarray(valid)])
+
+
+def test_tail_split_contiguous(tail_split, capfd):
+    """5 M blocks x 4 N blocks of garbage and valid expert ids: every tile's passes are split alike."""
+    bm, bn, _ = tail_split
+    m, g, n, k = 5 * bm - 10, 5, 4 * bn, 1536
+    ids = jnp.asarray(grouped._garbage_ids(m, g, 7))
+    a, b = grouped._lhs(m, k, "tail-contiguous"), grouped._rhs(g, n, k, "tail-contiguous")
+    out = jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous)(a, b, ids)
+    _check_tail_split(capfd, "m_grouped_contiguous", tail_split, 20)
+    a64, b64 = grouped._deq(a, b)
+    assert_matches(out, oracle.contiguous(a64, b64, np.asarray(ids)),
+                   oracle.contiguous(a64, b64, np.asarray(ids), fn=oracle.gemm_bound), BF16)
+
+
+def test_tail_split_inside_scan(tail_split, capfd):
+    grouped.test_grouped_inside_scan()  # masked launches (random masked_m) in a command buffer
+    _check_tail_split(capfd, "m_grouped_masked", tail_split)

@@ -20,6 +20,8 @@
 #   bash tools/gpu_session.sh grouped_tiles [KINDS] forced 256 x 128 tiles (cluster 1 / 2) against the model's on
 #                                                   grouped kinds (default masked,k-grouped)
 #   bash tools/gpu_session.sh tma_rate              the copy ring alone (benchmarks/experiments/tma_rate.cu, NOTES 23, 24)
+#   bash tools/gpu_session.sh tail                  the tail split (DG_TUNE_TAIL_SPLIT): its GPU tests and the masked
+#                                                   GPU tests, then masked rows and two dense rows without / with it
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
@@ -171,6 +173,25 @@ case "$phase" in
       nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu -o "$bin"
     fi
     if [ -x "$bin" ]; then timeout 60 "$bin" 2>&1 | tee "$OUT/tma_rate.txt"; else echo "no nvcc, no $bin: tma_rate skipped"; fi
+    ;;
+  tail)
+    # the tail-split GPU tests, one process per forced configuration, and the masked GPU tests (on by default there)
+    for cfg in bm128-bn64-tma1 bm64-bn96-tma0 bm256-bn128-tma1; do
+      timeout -k 5 300 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k "tail_split and $cfg" \
+        2>&1 | quiet >"$OUT/tail_tests_$cfg.log" &
+    done
+    timeout -k 5 300 python -I -m pytest tests/test_gpu_grouped.py -v -rs -p no:cacheprovider -k "masked or scan" \
+      2>&1 | quiet >"$OUT/tail_tests_grouped.log" &
+    wait
+    for f in "$OUT"/tail_tests_*.log; do echo "$(basename "$f"): $(grep -E "passed|failed" "$f" | tail -1)";
+      grep -E "^FAILED" "$f" | head -5; done
+    for round in 1 2; do for t in 0 1; do
+      DG_TUNE_TAIL_SPLIT=$t timeout -k 5 100 python -m jax_deepgemm bench --only grouped --grouped masked --iters 20 \
+        --output "$OUT/masked_tail${t}_r$round.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/tail=$t r$round /"
+      DG_TUNE_TAIL_SPLIT=$t timeout -k 5 60 python -m jax_deepgemm bench --only dense --iters 20 \
+        --output "$OUT/dense_tail${t}_r$round.json" --shape 4096,24576,1536 --shape 4096,32768,512 2>&1 | quiet |
+        grep -E "^ +[0-9]" | sed "s/^/tail=$t r$round /"
+    done; done | tee "$OUT/tail_bench.txt"
     ;;
   grouped_tiles)
     # Forced tiles against the model's on grouped kinds (`grouped_tiles masked,k-grouped`, the default): one process

@@ -108,7 +108,12 @@ constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K blo
 #define JDG_SPLIT_K 1
 #endif
 constexpr int kSplitK = JDG_SPLIT_K;  // CTAs of a cluster sharing one tile's K blocks (see split_k_exchange)
-constexpr int kLaunchCluster = kCluster * kSplitK;  // the launch's cluster size
+#ifndef JDG_TAIL_SPLIT
+#define JDG_TAIL_SPLIT 0
+#endif
+constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles split over K in pairs (tail_exchange)
+constexpr int kTileCtas = kCluster * kSplitK;    // CTAs that walk the same tiles (tail split: each CTA its own)
+constexpr int kLaunchCluster = fp8_gemm_cluster_ctas(kCluster, kSplitK, kTailSplit);  // the launch's cluster size
 #ifndef JDG_PROFILE_WAITS
 #define JDG_PROFILE_WAITS 0
 #endif
@@ -217,6 +222,10 @@ static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOu
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),
               "JDG_SPLIT_K takes 1, or 2 / 4 for dense GEMMs with BLOCK_M <= 128 and no multicast (JDG_CLUSTER 1)");
+static_assert(!kTailSplit || fp8_gemm_tail_split_supported(kMode, kK, kBlockM, kBlockN, kStages, kCluster, kSplitK),
+              "JDG_TAIL_SPLIT takes dense, contiguous or masked GEMMs without multicast or split K, K > 128, and a "
+              "partial tile that fits into the A and B stages");
+static_assert(!kTailSplit || kBlockM * kBlockN * 4 <= kSmemSAOffset, "");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
@@ -257,8 +266,9 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, i
 // below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb). shared_a: the
 // cluster's CTAs take the same rows, each loading half of the A tile for both (false without a cluster, and for the
 // lone column's tiles, see kLoneColumn). rows <= 0: a tile past M that stores nothing (kLoneColumn only).
+// part: -1, or (tail split) which half of the tile's K blocks this CTA of the pair takes.
 struct Tile {
-  int row0, rows, n_block, group, d_row0, kb0, num_kb;
+  int row0, rows, n_block, group, d_row0, kb0, num_kb, part;
   bool shared_a;
 };
 
@@ -275,8 +285,11 @@ struct TileScheduler {
   int start = 0;                // ragged: the group's first row
   int rows = 0;                 // the group's rows (clamped)
   int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
+  int num_tiles = 0;            // tail split: the problem's tiles
+  int split_from = 0x7FFFFFFF;  // tail split: the first tile of the last round if it is split, else past every tile
 
-  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part) {
+  // Warp-collective (tail split). `lane`: the thread's lane.
+  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part, int lane) {
     rank = cta_rank;
     if constexpr (kSplitK > 1) part = k_part;
     group = 0;
@@ -284,6 +297,29 @@ struct TileScheduler {
     first_tile = 0;
     if constexpr (kWalksGroups) rows = group_rows(args);
     if constexpr (kKGrouped) rows = segment_length(args);  // k-grouped: `start` and `rows` count K columns
+    if constexpr (kTailSplit) plan_tail(args, lane);
+  }
+
+  // Tail split: the problem's tiles (masked: from every group's masked_m, the warp's lanes taking every 32nd group),
+  // and whether the last round is short enough to split: at most half the grid's CTAs, so that each takes half of
+  // a tile with its cluster partner. Warp-collective; tiles < 2^31 (checked by the host).
+  __device__ __forceinline__ void plan_tail(const Fp8GemmArgs& args, int lane) {
+    int m_blocks;
+    if constexpr (kMode == kFp8GemmMasked) {
+      m_blocks = 0;
+      for (int g = lane; g < args.num_groups; g += 32) {
+        const int size = ptx::ldg_s32(args.groups + g);
+        m_blocks += m_blocks_of(size <= 0 ? 0 : (size < args.group_m ? size : args.group_m));
+      }
+      m_blocks = ptx::redux_add(m_blocks);
+    } else {
+      m_blocks = m_blocks_of(args.m);
+    }
+    num_tiles = m_blocks * kNumTileCols;
+    const int grid = static_cast<int>(gridDim.x);
+    const int whole_rounds = num_tiles / grid * grid;
+    const int left = num_tiles - whole_rounds;
+    if (left > 0 && 2 * left <= grid) split_from = whole_rounds;
   }
 
   // K-grouped: the cursor group's segment length, max(size, 0) cut at K - start (no overflow: start <= K).
@@ -336,10 +372,24 @@ struct TileScheduler {
 
   // Tile t, or false when t is past the last tile.
   __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
+    tile.part = -1;
     if constexpr (kKGrouped) return get_k_grouped(t, args, tile);
+    if constexpr (kTailSplit) {
+      // A CTA's first visit at or past split_from is split_from + blockIdx.x: CTA 2c + r takes half r of tile
+      // split_from + c (the tiles before it are the whole rounds, one per CTA); the next visit ends its walk.
+      if (t >= split_from) {
+        const int slot = t - split_from;
+        if (slot >= static_cast<int>(gridDim.x) || slot / 2 >= num_tiles - split_from) return false;
+        tile.part = slot % 2;
+        t = split_from + slot / 2;
+      }
+    }
     if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
       tile.kb0 = part * kNumKBlocks / kSplitK;
       tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
+    } else if (kTailSplit && tile.part >= 0) {  // (K > 128: both halves have K blocks)
+      tile.kb0 = tile.part * kNumKBlocks / 2;
+      tile.num_kb = (tile.part + 1) * kNumKBlocks / 2 - tile.kb0;
     } else {
       tile.kb0 = 0;
       tile.num_kb = kNumKBlocks;
@@ -616,51 +666,78 @@ __device__ __forceinline__ void load_b_scale_chunk(float& chunk, const float* b_
                : "l"(b_scale_col + kb), "r"(static_cast<int>(load)));
 }
 
+// A partial tile in shared memory: BLOCK_M x BLOCK_N floats, each consumer thread's registers 16 bytes at a time,
+// consecutive threads at consecutive addresses (conflict-free). send_partial writes this thread's part into another
+// CTA's slot (`slot`: a shared::cluster address); add_partial adds this CTA's slot (a shared address) into `out`.
+constexpr unsigned int kPartialBytes = kBlockM * kBlockN * 4;
+static_assert(kPartialBytes == 4u * kNumMathThreads * kWaves * kAccRegs && kAccRegs % 4 == 0, "");
+
+__device__ __forceinline__ void send_partial(const float (&out)[kWaves][kAccRegs], unsigned int slot) {
+  slot += 16u * threadIdx.x;  // consumer threads are 0 .. kNumMathThreads - 1
+#pragma unroll
+  for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+    for (int j = 0; j < kAccRegs / 4; ++j)
+      ptx::st_cluster_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
+                            out[v][4 * j + 2], out[v][4 * j + 3]);
+}
+
+__device__ __forceinline__ void add_partial(float (&out)[kWaves][kAccRegs], unsigned int slot) {
+  slot += 16u * threadIdx.x;
+#pragma unroll
+  for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+    for (int j = 0; j < kAccRegs / 4; ++j) {
+      float x, y, z, w;
+      ptx::ld_shared_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, x, y, z, w);
+      out[v][4 * j] += x;
+      out[v][4 * j + 1] += y;
+      out[v][4 * j + 2] += z;
+      out[v][4 * j + 3] += w;
+    }
+}
+
 // Split K, after a tile's K loop: CTA `part` > 0 of the cluster sends its FP32 partial tile `out` into slot part - 1
-// of CTA 0's partial area (`partial`; each thread its own registers, 16 bytes at a time, consecutive threads at
-// consecutive addresses) and returns false: CTA 0 stores the tile. CTA 0 waits for every slot and adds them to its
-// own partial in rank order, the same sum in every run whatever the timing, and returns true. A slot is written
-// again only after CTA 0 has read it (CTA 0's consumer threads arrive on each sender's `free_bar`; a fresh barrier
-// counts as released). `phase`: the tiles exchanged so far, mod 2, the same in every CTA of the cluster.
+// of CTA 0's partial area (`partial`) and returns false: CTA 0 stores the tile. CTA 0 waits for every slot and adds
+// them to its own partial in rank order, the same sum in every run whatever the timing, and returns true. A slot is
+// written again only after CTA 0 has read it (CTA 0's consumer threads arrive on each sender's `free_bar`; a fresh
+// barrier counts as released). `phase`: the tiles exchanged so far, mod 2, the same in every CTA of the cluster.
 __device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int& phase,
                                                  unsigned int partial, unsigned int full_bar, unsigned int free_bar) {
-  constexpr unsigned int kSlotBytes = kBlockM * kBlockN * 4;  // = kNumMathThreads x kWaves x kAccRegs floats
-  static_assert(kSlotBytes == 4u * kNumMathThreads * kWaves * kAccRegs && kAccRegs % 4 == 0, "");
-  const unsigned int thread_offset = 16u * threadIdx.x;  // consumer threads are 0 .. kNumMathThreads - 1
   bool stores = true;
   if (part > 0) {
     ptx::mbarrier_wait<true>(free_bar, phase ^ 1u);
-    const unsigned int slot = ptx::cluster_smem_addr(partial + (part - 1) * kSlotBytes, 0) + thread_offset;
-#pragma unroll
-    for (int v = 0; v < kWaves; ++v)
-#pragma unroll
-      for (int j = 0; j < kAccRegs / 4; ++j)
-        ptx::st_cluster_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
-                              out[v][4 * j + 2], out[v][4 * j + 3]);
+    send_partial(out, ptx::cluster_smem_addr(partial + (part - 1) * kPartialBytes, 0));
     ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
     stores = false;
   } else {
     ptx::mbarrier_wait<true>(full_bar, phase);
 #pragma unroll
-    for (int r = 1; r < kSplitK; ++r) {
-      const unsigned int slot = partial + (r - 1) * kSlotBytes + thread_offset;
-#pragma unroll
-      for (int v = 0; v < kWaves; ++v)
-#pragma unroll
-        for (int j = 0; j < kAccRegs / 4; ++j) {
-          float x, y, z, w;
-          ptx::ld_shared_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, x, y, z, w);
-          out[v][4 * j] += x;
-          out[v][4 * j + 1] += y;
-          out[v][4 * j + 2] += z;
-          out[v][4 * j + 3] += w;
-        }
-    }
+    for (int r = 1; r < kSplitK; ++r) add_partial(out, partial + (r - 1) * kPartialBytes);
 #pragma unroll
     for (int r = 1; r < kSplitK; ++r) ptx::mbarrier_arrive_cluster<true>(free_bar, static_cast<unsigned int>(r));
   }
   phase ^= 1u;
   return stores;
+}
+
+// Tail split, after the K loop of a split tile (the last tile of both CTAs of the pair, so each exchanges once):
+// CTA 0 has no more stages coming, so once its consumers are done with them (each thread arrives on CTA 1's
+// `free_bar`) CTA 1 writes its partial tile into CTA 0's A and B stages (`ring`), arrives on CTA 0's `full_bar` and
+// returns false; CTA 0 adds the partial to its own and returns true: it stores the tile.
+__device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int ring,
+                                              unsigned int full_bar, unsigned int free_bar) {
+  if (part > 0) {
+    ptx::mbarrier_wait<true>(free_bar, 0);
+    send_partial(out, ptx::cluster_smem_addr(ring, 0));
+    ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
+    return false;
+  }
+  ptx::fence_proxy_async_shared();  // the stages' last TMA writes and wgmma reads come before CTA 1's writes
+  ptx::mbarrier_arrive_cluster<true>(free_bar, 1);
+  ptx::mbarrier_wait<true>(full_bar, 0);
+  add_partial(out, ring);
+  return true;
 }
 
 // A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
@@ -709,7 +786,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const float* sa_stages = reinterpret_cast<const float*>(smem_generic + kSmemSAOffset);
   const unsigned int full_bars = smem_base + kSmemBarOffset;  // kStages x 8 bytes
   const unsigned int empty_bars = full_bars + 8 * kStages;    // kStages x 8 bytes
-  const unsigned int partial_full_bar = empty_bars + 8 * kStages;  // split K, see split_k_exchange
+  const unsigned int partial_full_bar = empty_bars + 8 * kStages;  // split K and tail split: see *_exchange
   const unsigned int partial_free_bar = partial_full_bar + 8;
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
@@ -727,9 +804,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
       ptx::mbarrier_init(empty_bars + 8 * s, kCluster * kNumMathThreads / 32);
     }
-    if constexpr (kSplitK > 1) {
-      ptx::mbarrier_init(partial_full_bar, (kSplitK - 1) * kNumMathThreads);  // CTA 0's: the others' consumer threads
-      ptx::mbarrier_init(partial_free_bar, kNumMathThreads);                   // the others': CTA 0's consumer threads
+    if constexpr (kSplitK > 1 || kTailSplit) {
+      constexpr int kSenders = kTailSplit ? 1 : kSplitK - 1;
+      ptx::mbarrier_init(partial_full_bar, kSenders * kNumMathThreads);  // CTA 0's: the others' consumer threads
+      ptx::mbarrier_init(partial_free_bar, kNumMathThreads);             // the others': CTA 0's consumer threads
     }
     ptx::fence_barrier_init();
   }
@@ -742,13 +820,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const int cluster_rank = kLaunchCluster > 1 ? static_cast<int>(ptx::cluster_cta_rank()) : 0;
   const int rank = kCluster > 1 ? cluster_rank : 0;        // multicast: which half of the A tile this CTA loads
   const int k_part = kSplitK > 1 ? cluster_rank : 0;       // split K: which run of K blocks this CTA takes
-  const int first_tile = static_cast<int>(blockIdx.x) / kLaunchCluster;  // the cluster's (its CTAs are adjacent)
-  const int tile_step = static_cast<int>(gridDim.x) / kLaunchCluster;
+  const int first_tile = static_cast<int>(blockIdx.x) / kTileCtas;  // the cluster's (its CTAs are adjacent)
+  const int tile_step = static_cast<int>(gridDim.x) / kTileCtas;
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
   // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
   TileScheduler scheduler;
-  scheduler.init(args, rank, k_part);
+  scheduler.init(args, rank, k_part, lane);
   Tile tile;
 
   if (warpgroup == kNumMathWarpgroups) {
@@ -1159,6 +1237,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if (!split_k_exchange(out, k_part, split_phase, smem_base + kSmemPartialOffset, partial_full_bar,
                               partial_free_bar))
           continue;
+      }
+      if constexpr (kTailSplit) {  // tile.part is uniform over the CTA
+        if (tile.part >= 0 && !tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar)) continue;
       }
       const long long epilogue_start = kProfileWaits ? clock64() : 0;
       if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;

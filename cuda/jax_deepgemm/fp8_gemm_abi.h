@@ -39,6 +39,12 @@
 //                           JDG_SPLIT_K near-equal runs of its K blocks; the others send their FP32 partial tiles to
 //                           CTA 0's shared memory, which adds them in rank order (the same sum every run) and stores
 //                           the tile. For few tiles over long K (small M): more CTAs per tile, fewer K blocks each.
+//   JDG_TAIL_SPLIT          optional, default 0; 1 (fp8_gemm_tail_split_supported: dense, contiguous or masked,
+//                           JDG_CLUSTER 1, JDG_SPLIT_K 1): CTAs run in clusters of two that walk their own tiles, but
+//                           when the tiles (counted on the device) leave a last round for at most half the CTAs, each
+//                           cluster takes one of those tiles and splits its K blocks in two halves; CTA 1 sends its
+//                           FP32 partial tile into CTA 0's pipeline stages (free by then: the tile is the last of
+//                           both), CTA 0 adds it and stores the tile. The last round then takes half as long.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -46,8 +52,9 @@
 //                           on the same stream after each GEMM when the module has it (launches of one profiled
 //                           kernel on concurrent streams would share the records: profile one at a time).
 //
-// Launch: with C = JDG_CLUSTER x JDG_SPLIT_K CTAs per cluster, grid = min(num_sms rounded down to a multiple of C,
-// JDG_SPLIT_K x fp8_gemm_max_tiles(...) rounded up to a multiple of C) persistent CTAs (1-D), cluster dimensions
+// Launch: with C = fp8_gemm_cluster_ctas(JDG_CLUSTER, JDG_SPLIT_K, JDG_TAIL_SPLIT) CTAs per cluster, grid = min(num_sms
+// rounded down to a multiple of C, JDG_SPLIT_K x fp8_gemm_max_tiles(...) rounded up to a multiple of C) persistent
+// CTAs (1-D), cluster dimensions
 // {C, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N,
 // STAGES, B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel counts the tiles of grouped modes
 // on the device (a CTA, or a cluster, with no tile exits).
@@ -181,6 +188,22 @@ constexpr bool fp8_gemm_split_halves_supported(int block_m, int block_n, bool b_
 // at most 128 rows (it is meant for small M, and a 256-row partial tile would take most of the shared memory).
 constexpr bool fp8_gemm_split_k_supported(int mode, int block_m, int cluster, int split_k) {
   return split_k == 1 || ((split_k == 2 || split_k == 4) && mode == kFp8GemmDense && block_m <= 128 && cluster == 1);
+}
+
+// Tail split (JDG_TAIL_SPLIT): modes whose tiles all stream the whole K (not ragged: counting its tiles needs a scan
+// of the group sizes; not k-grouped), no multicast, no split K, at least 2 K blocks, and a partial tile (BLOCK_M x
+// BLOCK_N floats) that fits into the pipeline's A and B stages, where CTA 1 writes it.
+constexpr bool fp8_gemm_tail_split_supported(int mode, long long k, int block_m, int block_n, int stages, int cluster,
+                                             int split_k) {
+  const bool mode_ok = mode == kFp8GemmDense || mode == kFp8GemmContiguous || mode == kFp8GemmMasked;
+  const long long ring_bytes = static_cast<long long>(stages) * (block_m + block_n) * kFp8BlockK;
+  return mode_ok && cluster == 1 && split_k == 1 && k > kFp8BlockK &&
+         ring_bytes >= static_cast<long long>(block_m) * block_n * 4;
+}
+
+// CTAs per launched cluster: the multicast pair, the split-K group, or the tail split's pair.
+constexpr int fp8_gemm_cluster_ctas(int cluster, int split_k, bool tail_split) {
+  return cluster * split_k * (tail_split ? 2 : 1);
 }
 
 // Split K: the FP32 partial tiles the cluster's other CTAs send to its first one (BLOCK_M x BLOCK_N floats each).

@@ -56,6 +56,13 @@ __device__ __forceinline__ int redux_min(int v) {
   return r;
 }
 
+// Warp-wide sum of a signed value over all 32 lanes (the warp must be converged).
+__device__ __forceinline__ int redux_add(int v) {
+  int r;
+  asm volatile("redux.sync.add.s32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
 // Whether the predicate holds in any / every lane of the (converged) warp.
 __device__ __forceinline__ bool vote_any(bool p) {
   unsigned int r;

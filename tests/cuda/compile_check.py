@@ -136,7 +136,8 @@ def cfg_name(cfg):
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
             (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
-            ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else ""))
+            ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
+            ("_tail" if cfg.get("TAIL_SPLIT") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -323,6 +324,17 @@ def sweep(quick: bool):
         for bm, mode, cl in [(128, 0, 2), (128, 1, 1), (256, 0, 1)]:
             c = cfg(bm, 64, 2, 4096, 7168, mode=mode, cluster=cl)
             jobs.append(({**c, "SPLIT_K": 2}, "JDG_SPLIT_K takes"))
+        # the tail split (JDG_TAIL_SPLIT): masked, dense and contiguous tiles, both epilogues, both pipelines, 256 rows,
+        # per-row B scales with C; refused with multicast, ragged, split K and one K block
+        for bm, bn, mode, tma, row, ck, n, k in [(128, 128, 3, 1, 0, 0, 4096, 7168), (64, 96, 3, 0, 1, 0, 130, 208),
+                                                 (256, 128, 0, 1, 0, 0, 7168, 16384), (128, 192, 0, 0, 0, 2, 2112, 7168),
+                                                 (128, 128, 1, 1, 0, 0, 4096, 7168), (128, 64, 0, 0, 1, 1, 7168, 2048)]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, 0, row, mode=mode, tma_store=tma,
+                    acc_pipe=int(bm <= 128 and bn <= 128))
+            jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_HALVES": 1} if bn > 128 else {})}, True))
+        for bm, mode, cl, sk, k in [(128, 0, 2, 1, 7168), (128, 2, 1, 1, 7168), (128, 0, 1, 2, 7168), (128, 3, 1, 1, 128)]:
+            c = cfg(bm, 64, 2, 4096, k, mode=mode, cluster=cl)
+            jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_K": sk} if sk > 1 else {})}, "JDG_TAIL_SPLIT takes"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

@@ -103,7 +103,7 @@ case "$phase" in
     # accumulator).
     timeout -k 5 330 python -m jax_deepgemm bench --iters 20 --output "$OUT/results.json" 2>&1 | quiet | tee "$OUT/bench.log"
     DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 150 python -m jax_deepgemm bench --only grouped --iters 20 \
-      --output "$OUT/grouped_128x128.json" 2>&1 | quiet | tee "$OUT/grouped_128x128.log" | grep -E "^[a-z_]+ +\[" | sed "s/^/128x128 /"
+      --output "$OUT/grouped_128x128.json" 2>&1 | quiet | tee "$OUT/grouped_128x128.log" | grep -E "^[a-z0-9_]+ +\[" | sed "s/^/128x128 /"
     large=(); small_m=()
     for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do
       large+=(--shape "4096,$nk"); small_m+=(--shape "64,$nk" --shape "128,$nk"); done
@@ -125,7 +125,7 @@ case "$phase" in
     done
     for t in 0 1; do
       DG_TUNE_ACC_PIPELINE=$t DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 timeout -k 5 120 python -m jax_deepgemm bench \
-        --only grouped --iters 20 --output "$OUT/grouped_pipe$t.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" |
+        --only grouped --iters 20 --output "$OUT/grouped_pipe$t.json" 2>&1 | quiet | grep -E "^[a-z0-9_]+ +\[" |
         sed "s/^/pipe=$t /"
     done
     ;;
@@ -184,14 +184,16 @@ case "$phase" in
       2>&1 | quiet >"$OUT/tail_tests_grouped.log" &
     wait
     for f in "$OUT"/tail_tests_*.log; do echo "$(basename "$f"): $(grep -E "passed|failed" "$f" | tail -1)";
-      grep -E "^FAILED" "$f" | head -5; done
+      grep -E "^FAILED" "$f" | head -5; grep -B30 -m1 -E "^E  " "$f" | head -60; done
+    (cd "$OUT" && tar czf tail_tests.tgz tail_tests_*.log && rm tail_tests_*.log)  # the device tool brings back few files
     for round in 1 2; do for t in 0 1; do
       DG_TUNE_TAIL_SPLIT=$t timeout -k 5 100 python -m jax_deepgemm bench --only grouped --grouped masked --iters 20 \
-        --output "$OUT/masked_tail${t}_r$round.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/tail=$t r$round /"
+        --output "$OUT/masked_tail${t}_r$round.json" 2>&1 | quiet | grep -E "^[a-z0-9_]+ +\[" | sed "s/^/tail=$t r$round /"
       DG_TUNE_TAIL_SPLIT=$t timeout -k 5 60 python -m jax_deepgemm bench --only dense --iters 20 \
         --output "$OUT/dense_tail${t}_r$round.json" --shape 4096,24576,1536 --shape 4096,32768,512 2>&1 | quiet |
         grep -E "^ +[0-9]" | sed "s/^/tail=$t r$round /"
     done; done | tee "$OUT/tail_bench.txt"
+    (cd "$OUT" && tar czf tail_bench_json.tgz ./*_tail*.json && rm ./*_tail*.json)
     ;;
   grouped_tiles)
     # Forced tiles against the model's on grouped kinds (`grouped_tiles masked,k-grouped`, the default): one process
@@ -201,7 +203,7 @@ case "$phase" in
                    "256x128c2:DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=2"; do
       label=${setting%%:*}
       env ${setting#*:} timeout -k 5 150 python -m jax_deepgemm bench --only grouped --grouped "$kinds" --iters 20 \
-        --output "$OUT/grouped_$label.json" 2>&1 | quiet | grep -E "^[a-z_]+ +\[" | sed "s/^/$label /"
+        --output "$OUT/grouped_$label.json" 2>&1 | quiet | grep -E "^[a-z0-9_]+ +\[" | sed "s/^/$label /"
     done | tee "$OUT/grouped_tiles.txt"
     ;;
   multi)
@@ -226,7 +228,7 @@ case "$phase" in
     for only in ${@:-dense grouped}; do
       for t in 0 1; do
         DG_TUNE_TMA_STORE=$t timeout -k 5 200 python -m jax_deepgemm bench --only "$only" --iters 20 \
-          --output "$OUT/${only}_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]|^[a-z_]+ +\[" | sed "s/^/tma=$t /"
+          --output "$OUT/${only}_tma$t.json" 2>&1 | quiet | grep -E "^ +[0-9]|^[a-z0-9_]+ +\[" | sed "s/^/tma=$t /"
       done
     done
     ;;

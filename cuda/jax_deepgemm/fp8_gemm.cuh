@@ -1127,108 +1127,123 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
         }
 
-        if constexpr (kAccPipeline) {
-          if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
-            pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
-            continue;
+        // Tail split: a whole tile's K range as compile-time constants, so that its K loop compiles as it does
+        // without the tail split (a split tile's half takes a second copy of the loop). `tile` shadows the
+        // scheduler's on purpose: the pass sees only this one.
+        auto run_pass = [&](const Tile& tile) {
+          if constexpr (kAccPipeline) {
+            if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
+              pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+              return;
+            }
           }
-        }
-        if constexpr (kSplitHalves) {
-          if (any_active && tile.num_kb > 0) {
-            split_pass(BoolConstant<kSplitHalves>{}, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
-            continue;
+          if constexpr (kSplitHalves) {
+            if (any_active && tile.num_kb > 0) {
+              split_pass(BoolConstant<kSplitHalves>{}, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage,
+                         phase);
+              return;
+            }
           }
-        }
-        // kBScaleChunks: the B block scale 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk):
-        // the first chunk loads here, the next one after the last K block of a chunk (a K block to land).
-        const int kb_end = tile.kb0 + tile.num_kb;
-        float sb_chunk = 0.f;
-        if constexpr (kBScaleChunks)
-          load_b_scale_chunk(sb_chunk, b_scale_blk[0], tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
-        // Two waves per warpgroup: each K block's stage is waited for ahead, while the wgmmas of the K block before
-        // it run (after the last wave's wgmmas are issued): the barrier check then costs the tensor cores nothing
-        // between K blocks.
-        constexpr bool kWaitAhead = kWaves == 2;
-        if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
-        // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active
-        // (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks of which are.
-        auto k_loop = [&](auto all_active) {
-          constexpr bool kAll = decltype(all_active)::value;
-          for (int kb = tile.kb0; kb < kb_end; ++kb) {
-            const unsigned int empty = empty_bars + 8 * stage;
-            if (kSplitHalves || (!kAll && !any_active)) {  // kSplitHalves: active passes take split_pass
-              // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
-              // below counts for this round of the empty barrier, not the previous one), then release it.
-              wait_stage(full_bars + 8 * stage, phase, waited);
-              release(empty);
+          // kBScaleChunks: the B block scale 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk):
+          // the first chunk loads here, the next one after the last K block of a chunk (a K block to land).
+          const int kb_end = tile.kb0 + tile.num_kb;
+          float sb_chunk = 0.f;
+          if constexpr (kBScaleChunks)
+            load_b_scale_chunk(sb_chunk, b_scale_blk[0], tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
+          // Two waves per warpgroup: each K block's stage is waited for ahead, while the wgmmas of the K block before
+          // it run (after the last wave's wgmmas are issued): the barrier check then costs the tensor cores nothing
+          // between K blocks.
+          constexpr bool kWaitAhead = kWaves == 2;
+          if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
+          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active
+          // (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks of which are.
+          auto k_loop = [&](auto all_active) {
+            constexpr bool kAll = decltype(all_active)::value;
+            for (int kb = tile.kb0; kb < kb_end; ++kb) {
+              const unsigned int empty = empty_bars + 8 * stage;
+              if (kSplitHalves || (!kAll && !any_active)) {  // kSplitHalves: active passes take split_pass
+                // Nothing to compute, but the stage must be consumed in order: wait for it (so that the arrival
+                // below counts for this round of the empty barrier, not the previous one), then release it.
+                wait_stage(full_bars + 8 * stage, phase, waited);
+                release(empty);
+                if (++stage == kStages) {
+                  stage = 0;
+                  phase ^= 1u;
+                }
+                continue;
+              }
+              const int in_chunk = static_cast<int>(static_cast<unsigned int>(kb - tile.kb0) % 32u);  // kb >= kb0
+              float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
+              // Without chunks: the global scale loads before waiting for the tiles, so their latency hides behind
+              // the wait.
+              if constexpr (!kBScalePerRow && !kBScaleChunks) load_b_scales(sb, b_scale_blk, kb);
+
+              // Wait for the stage's TMA bytes (tiles and scales), unless that was done ahead.
+              if (!kWaitAhead) wait_stage(full_bars + 8 * stage, phase, waited);
+              const bool last_kb = kb + 1 == kb_end;
+              const unsigned int next_full = full_bars + 8 * (stage + 1 == kStages ? 0 : stage + 1);
+              const unsigned int next_phase = stage + 1 == kStages ? phase ^ 1u : phase;
+              // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
+              const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
+              const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
+              const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
+
+  #pragma unroll
+              for (int v = 0; v < kWaves; ++v) {
+                if (kAll || active[v]) {
+                  const int r0 = wave_row0[v], box = r0 / kSABoxRows;
+                  const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+                  const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+                  wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
+                  // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
+                  if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
+                  if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
+                  ptx::wgmma_wait_group<0>();
+                  ptx::fence_operands(acc);
+                  // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
+                  // warp), unless the promotion still reads its per-row B scales.
+                  if (!kBScalePerRow && v == kWaves - 1) release(empty);
+
+                  // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
+                  if constexpr (kBScalePerRow) {
+                    promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, all_rows[v], keep0[v], keep1[v]);
+                  } else {
+                    promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, all_rows[v], keep0[v], keep1[v]);
+                  }
+                } else if (v == kWaves - 1) {
+                  if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);
+                  if (!kBScalePerRow) release(empty);  // an earlier wave was active and is done with the stage
+                }
+              }
+              if constexpr (kBScalePerRow) {
+                __syncwarp();  // every lane has read its scales before the stage is released
+                release(empty);
+              } else if constexpr (kBScaleChunks) {
+                load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
+              }
               if (++stage == kStages) {
                 stage = 0;
                 phase ^= 1u;
               }
-              continue;
             }
-            const int in_chunk = (kb - tile.kb0) % 32;
-            float sb[kMaxBScaleBlocks];  // 128x128 B scales of the (up to 3) column blocks the tile touches
-            // Without chunks: the global scale loads before waiting for the tiles, so their latency hides behind the wait.
-            if constexpr (!kBScalePerRow && !kBScaleChunks) load_b_scales(sb, b_scale_blk, kb);
-
-            // Wait for the stage's TMA bytes (tiles and scales), unless that was done ahead.
-            if (!kWaitAhead) wait_stage(full_bars + 8 * stage, phase, waited);
-            const bool last_kb = kb + 1 == kb_end;
-            const unsigned int next_full = full_bars + 8 * (stage + 1 == kStages ? 0 : stage + 1);
-            const unsigned int next_phase = stage + 1 == kStages ? phase ^ 1u : phase;
-            // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
-            const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
-            const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
-            const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
-
-#pragma unroll
-            for (int v = 0; v < kWaves; ++v) {
-              if (kAll || active[v]) {
-                const int r0 = wave_row0[v], box = r0 / kSABoxRows;
-                const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-                const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
-                wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
-                // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
-                if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
-                if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
-                ptx::wgmma_wait_group<0>();
-                ptx::fence_operands(acc);
-                // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
-                // warp), unless the promotion still reads its per-row B scales.
-                if (!kBScalePerRow && v == kWaves - 1) release(empty);
-
-                // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
-                if constexpr (kBScalePerRow) {
-                  promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, all_rows[v], keep0[v], keep1[v]);
-                } else {
-                  promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, all_rows[v], keep0[v], keep1[v]);
-                }
-              } else if (v == kWaves - 1) {
-                if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);
-                if (!kBScalePerRow) release(empty);  // an earlier wave was active and is done with the stage
-              }
+          };
+          if constexpr (kWaves == 2) {
+            if (active[0] && active[1]) {
+              k_loop(BoolConstant<true>{});
+            } else {
+              k_loop(BoolConstant<false>{});
             }
-            if constexpr (kBScalePerRow) {
-              __syncwarp();  // every lane has read its scales before the stage is released
-              release(empty);
-            } else if constexpr (kBScaleChunks) {
-              load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
-            }
-            if (++stage == kStages) {
-              stage = 0;
-              phase ^= 1u;
-            }
-          }
-        };
-        if constexpr (kWaves == 2) {
-          if (active[0] && active[1]) {
-            k_loop(BoolConstant<true>{});
           } else {
             k_loop(BoolConstant<false>{});
           }
+        };
+        if (kTailSplit && tile.part < 0) {
+          Tile whole = tile;
+          whole.kb0 = 0;
+          whole.num_kb = kNumKBlocks;
+          run_pass(whole);
         } else {
-          k_loop(BoolConstant<false>{});
+          run_pass(tile);
         }
       }
 

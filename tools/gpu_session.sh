@@ -190,7 +190,8 @@ case "$phase" in
       DG_TUNE_TAIL_SPLIT=$t timeout -k 5 100 python -m jax_deepgemm bench --only grouped --grouped masked --iters 20 \
         --output "$OUT/masked_tail${t}_r$round.json" 2>&1 | quiet | grep -E "^[a-z0-9_]+ +\[" | sed "s/^/tail=$t r$round /"
       DG_TUNE_TAIL_SPLIT=$t timeout -k 5 60 python -m jax_deepgemm bench --only dense --iters 20 \
-        --output "$OUT/dense_tail${t}_r$round.json" --shape 4096,24576,1536 --shape 4096,32768,512 2>&1 | quiet |
+        --output "$OUT/dense_tail${t}_r$round.json" --shape 4096,24576,1536 --shape 4096,32768,512 \
+        --shape 4096,7168,2048 2>&1 | quiet |
         grep -E "^ +[0-9]" | sed "s/^/tail=$t r$round /"
     done; done | tee "$OUT/tail_bench.txt"
     (cd "$OUT" && tar czf tail_bench_json.tgz ./*_tail*.json && rm ./*_tail*.json)

@@ -272,6 +272,21 @@ struct Tile {
   bool shared_a;
 };
 
+// body(tile), where a tile that is not a tail split's half has its K range as compile-time constants: the K loops
+// of whole tiles then compile as they do without the tail split (with a runtime range they were 4-12% slower on
+// short K, NOTES 27), and a split half takes a second copy of the loop.
+template <typename Body>
+__device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
+  if (kTailSplit && tile.part < 0) {
+    Tile whole = tile;
+    whole.kb0 = 0;
+    whole.num_kb = kNumKBlocks;
+    body(whole);
+  } else {
+    body(tile);
+  }
+}
+
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
 __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
 
@@ -842,42 +857,44 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
-          for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
-            if (lane == 0) {
-              // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
-              // With a cluster, both CTAs' consumers: this producer's A half lands in both.
-              wait_stage(empty_bars + 8 * stage, phase ^ 1u, waited);
-              const unsigned int full = full_bars + 8 * stage;
-              ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
-              if constexpr (kCluster > 1) {
-                // The A box is BLOCK_M / kCluster rows: this CTA's half for both, or (lone column) both halves here.
-                constexpr int kHalfRows = kBlockM / kCluster;
-                if (tile.shared_a) {
-                  ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
-                                             full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+          with_k_range(tile, [&](const Tile& tile) {  // shadows the scheduler's tile (see with_k_range)
+            for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
+              if (lane == 0) {
+                // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
+                // With a cluster, both CTAs' consumers: this producer's A half lands in both.
+                wait_stage(empty_bars + 8 * stage, phase ^ 1u, waited);
+                const unsigned int full = full_bars + 8 * stage;
+                ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
+                if constexpr (kCluster > 1) {
+                  // The A box is BLOCK_M / kCluster rows: this CTA's half for both, or (lone column) both halves here.
+                  constexpr int kHalfRows = kBlockM / kCluster;
+                  if (tile.shared_a) {
+                    ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
+                                               full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+                  } else {
+#pragma unroll
+                    for (int h = 0; h < kCluster; ++h)
+                      ptx::tma_load_2d(smem_a + stage * kSmemABytes + h * kHalfRows * kBlockK, &tensor_map_a, full,
+                                       kb * kBlockK, tile.row0 + h * kHalfRows);
+                  }
                 } else {
-#pragma unroll
-                  for (int h = 0; h < kCluster; ++h)
-                    ptx::tma_load_2d(smem_a + stage * kSmemABytes + h * kHalfRows * kBlockK, &tensor_map_a, full,
-                                     kb * kBlockK, tile.row0 + h * kHalfRows);
+                  ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
                 }
-              } else {
-                ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
-              }
-              ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+                ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
 #pragma unroll
-              for (int box = 0; box < kSABoxes; ++box)
-                ptx::tma_load_2d(smem_sa + stage * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
-                                 (tile.row0 & ~3) + box * kSABoxRows, kb);
-              if constexpr (kBScalePerRow)
-                ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
-                                 group * kNumKBlocks + kb);
+                for (int box = 0; box < kSABoxes; ++box)
+                  ptx::tma_load_2d(smem_sa + stage * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
+                                   (tile.row0 & ~3) + box * kSABoxRows, kb);
+                if constexpr (kBScalePerRow)
+                  ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
+                                   group * kNumKBlocks + kb);
+              }
+              if (++stage == kStages) {
+                stage = 0;
+                phase ^= 1u;
+              }
             }
-            if (++stage == kStages) {
-              stage = 0;
-              phase ^= 1u;
-            }
-          }
+          });
         }
       }
     }
@@ -1127,10 +1144,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           b_scale_blk[j] = b_scale + (nb < kNumScaleNBlocks ? nb : kNumScaleNBlocks - 1) * kNumKBlocks;
         }
 
-        // Tail split: a whole tile's K range as compile-time constants, so that its K loop compiles as it does
-        // without the tail split (a split tile's half takes a second copy of the loop). `tile` shadows the
-        // scheduler's on purpose: the pass sees only this one.
-        auto run_pass = [&](const Tile& tile) {
+        // `tile` shadows the scheduler's on purpose (with_k_range): the pass sees only this one.
+        with_k_range(tile, [&](const Tile& tile) {
           if constexpr (kAccPipeline) {
             if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
               pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
@@ -1188,7 +1203,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
               const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
 
-  #pragma unroll
+#pragma unroll
               for (int v = 0; v < kWaves; ++v) {
                 if (kAll || active[v]) {
                   const int r0 = wave_row0[v], box = r0 / kSABoxRows;
@@ -1236,15 +1251,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           } else {
             k_loop(BoolConstant<false>{});
           }
-        };
-        if (kTailSplit && tile.part < 0) {
-          Tile whole = tile;
-          whole.kb0 = 0;
-          whole.num_kb = kNumKBlocks;
-          run_pass(whole);
-        } else {
-          run_pass(tile);
-        }
+        });
       }
 
       if constexpr (kSplitK > 1) {

@@ -53,7 +53,6 @@ bool print_compiler_command() { return flag("DG_JIT_PRINT_COMPILER_COMMAND"); }
 bool print_configs() { return flag("DG_PRINT_CONFIGS"); }
 bool profile_waits() { return flag("DG_PROFILE_WAITS"); }
 bool poison_outputs() { return flag("DG_POISON_OUTPUTS"); }
-bool debug_launch_pairs() { return flag("JDG_DEBUG_LAUNCH_PAIRS"); }
 
 namespace {
 // A tuning knob's number: `unset` when not set; anything but a non-negative integer is refused, so that a typo

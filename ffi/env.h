@@ -55,7 +55,6 @@ bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
 bool poison_outputs();                // DG_POISON_OUTPUTS
-bool debug_launch_pairs();            // JDG_DEBUG_LAUNCH_PAIRS (experiment): clusters of 2 for unclustered kernels
 bool profile_waits();                 // DG_PROFILE_WAITS
 // The numeric knobs throw std::invalid_argument for a value that is not a non-negative integer.
 int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset

@@ -443,7 +443,6 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   cu::CUlaunchAttribute cluster{};
   cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split));
-  if (cluster.value.cluster_dim[0] == 1 && cfg.grid % 2 == 0 && env::debug_launch_pairs()) cluster.value.cluster_dim[0] = 2;
   cluster.value.cluster_dim[1] = 1;
   cluster.value.cluster_dim[2] = 1;
   cu::CUlaunchConfig launch{};

@@ -1260,64 +1260,74 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                               partial_free_bar))
           continue;
       }
-      if constexpr (kTailSplit) {  // tile.part is uniform over the CTA
-        if (tile.part >= 0 && !tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar)) continue;
-      }
-      const long long epilogue_start = kProfileWaits ? clock64() : 0;
-      if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
-      if (kLoneColumn && tile.rows == 0) continue;  // the lone column's tile past M (uniform over the CTA)
-      // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
-      // choice is uniform over the CTA, as the named barriers below need.
-      constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
-      if (kTmaStore && (kTilesOwnRows || tile.rows == kBlockM)) {
-        // Epilogue through shared memory: once the previous tile's stores have read the staging tile, every
-        // warp writes its bf16 fragments into it with stmatrix (swizzled, conflict-free), and one
-        // thread stores each 64-column atom with TMA, clipped at M and N, without waiting: the stores overlap the
-        // next tile's main loop. (The producer is already loading the next tile's stages meanwhile.)
-        const bool issuer = threadIdx.x == 0;
-        if (issuer) ptx::bulk_wait_group_read<0>();
-        ptx::named_barrier_sync(1, kNumMathThreads);
-        // One stmatrix per 16 x 16 block: matrices (rows +0, chunk c), (rows +8, c), (+0, c + 1), (+8, c + 1) of the
-        // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom q / 8,
-        // chunk (q % 8) ^ (r % 8) of the row (an 8-lane group's 8 rows hit 8 different 16-byte bank groups).
-        static_assert(kNumChunks % 2 == 0, "");
-        const int my_half = (lane / 8) % 2, my_chunk_step = lane / 16;
+      // The epilogue: C, the TMA store or the register stores. A lambda, so that a tail split's tiles take their own
+      // copy: whole tiles then compile as without the tail split (where the exchange merged into their path, it cost
+      // them 3-5% on short K, NOTES 27).
+      auto epilogue = [&] {
+        const long long epilogue_start = kProfileWaits ? clock64() : 0;
+        if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
+        if (kLoneColumn && tile.rows == 0) return;  // the lone column's tile past M (uniform over the CTA)
+        // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
+        // choice is uniform over the CTA, as the named barriers below need.
+        constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
+        if (kTmaStore && (kTilesOwnRows || tile.rows == kBlockM)) {
+          // Epilogue through shared memory: once the previous tile's stores have read the staging tile, every
+          // warp writes its bf16 fragments into it with stmatrix (swizzled, conflict-free), and one
+          // thread stores each 64-column atom with TMA, clipped at M and N, without waiting: the stores overlap the
+          // next tile's main loop. (The producer is already loading the next tile's stages meanwhile.)
+          const bool issuer = threadIdx.x == 0;
+          if (issuer) ptx::bulk_wait_group_read<0>();
+          ptx::named_barrier_sync(1, kNumMathThreads);
+          // One stmatrix per 16 x 16 block: matrices (rows +0, chunk c), (rows +8, c), (+0, c + 1), (+8, c + 1) of the
+          // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom q / 8,
+          // chunk (q % 8) ^ (r % 8) of the row (an 8-lane group's 8 rows hit 8 different 16-byte bank groups).
+          static_assert(kNumChunks % 2 == 0, "");
+          const int my_half = (lane / 8) % 2, my_chunk_step = lane / 16;
 #pragma unroll
-        for (int v = 0; v < kWaves; ++v) {
-          const int r = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + 8 * my_half + lane % 8;
+          for (int v = 0; v < kWaves; ++v) {
+            const int r = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + 8 * my_half + lane % 8;
 #pragma unroll
-          for (int c = 0; c < kNumChunks; c += 2) {
-            const int q = c + my_chunk_step;
-            ptx::stmatrix_x4(smem_d + (q / 8) * kDAtomBytes + r * 128 + (((q % 8) ^ (r % 8)) * 16),
-                             ptx::pack_bf16x2(out[v][4 * c + 0], out[v][4 * c + 1]),
-                             ptx::pack_bf16x2(out[v][4 * c + 2], out[v][4 * c + 3]),
-                             ptx::pack_bf16x2(out[v][4 * c + 4], out[v][4 * c + 5]),
-                             ptx::pack_bf16x2(out[v][4 * c + 6], out[v][4 * c + 7]));
+            for (int c = 0; c < kNumChunks; c += 2) {
+              const int q = c + my_chunk_step;
+              ptx::stmatrix_x4(smem_d + (q / 8) * kDAtomBytes + r * 128 + (((q % 8) ^ (r % 8)) * 16),
+                               ptx::pack_bf16x2(out[v][4 * c + 0], out[v][4 * c + 1]),
+                               ptx::pack_bf16x2(out[v][4 * c + 2], out[v][4 * c + 3]),
+                               ptx::pack_bf16x2(out[v][4 * c + 4], out[v][4 * c + 5]),
+                               ptx::pack_bf16x2(out[v][4 * c + 6], out[v][4 * c + 7]));
+            }
+          }
+          ptx::fence_proxy_async_shared();
+          ptx::named_barrier_sync(1, kNumMathThreads);
+          if (issuer) {
+#pragma unroll
+            for (int a = 0; a < kBlockN / 64; ++a)  // atoms wholly past N (the last N tile) store nothing
+              if (n0 + 64 * a < kN)
+                ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes, n0 + 64 * a, tile.d_row0);
+            ptx::bulk_commit_group();
+          }
+        } else {
+          // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
+          // first. (The producer is already loading the next tile's stages meanwhile.)
+#pragma unroll
+          for (int v = 0; v < kWaves; ++v) {
+            const int r0 = wave_row0[v], r1 = r0 + 8;
+#pragma unroll
+            for (int c = 0; c < kNumChunks; ++c) {
+              const int col = n0 + 8 * c + chunk_col;
+              if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
+              if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
+            }
           }
         }
-        ptx::fence_proxy_async_shared();
-        ptx::named_barrier_sync(1, kNumMathThreads);
-        if (issuer) {
-#pragma unroll
-          for (int a = 0; a < kBlockN / 64; ++a)  // atoms wholly past N (the last N tile) store nothing
-            if (n0 + 64 * a < kN) ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes, n0 + 64 * a, tile.d_row0);
-          ptx::bulk_commit_group();
-        }
-      } else {
-        // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
-        // first. (The producer is already loading the next tile's stages meanwhile.)
-#pragma unroll
-        for (int v = 0; v < kWaves; ++v) {
-          const int r0 = wave_row0[v], r1 = r0 + 8;
-#pragma unroll
-          for (int c = 0; c < kNumChunks; ++c) {
-            const int col = n0 + 8 * c + chunk_col;
-            if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
-            if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
-          }
+        if constexpr (kProfileWaits) epilogue_cycles += static_cast<unsigned long long>(clock64() - epilogue_start);
+      };
+      if constexpr (kTailSplit) {
+        if (tile.part >= 0) {  // uniform over the CTA: CTA 1 sends its partial tile, CTA 0 adds it and stores
+          if (tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar)) epilogue();
+          continue;
         }
       }
-      if constexpr (kProfileWaits) epilogue_cycles += static_cast<unsigned long long>(clock64() - epilogue_start);
+      epilogue();
     }
     // The last tile's stores must be done with the staging tile (and their writes issued) before the CTA exits.
     if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
@@ -1345,7 +1355,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over; split K: CTA 0 frees the others' slots last).
-  if constexpr (kLaunchCluster > 1) {
+  // The tail split's pairs need not: only the exchange touches the other CTA, and each side's part of it is over
+  // before the other may leave (CTA 1 waits for CTA 0's arrival; CTA 0 for CTA 1's partial).
+  if constexpr (kLaunchCluster > 1 && !kTailSplit) {
     __syncwarp();
     ptx::cluster_sync();
   }

@@ -82,9 +82,12 @@
 // 10. Tail split (fp8_gemm_tail_split_supported: dense, contiguous, masked; no multicast, no split K): the kernel
 //    counts its tiles on the device, and when the last round would keep at most half of the CTAs busy, the CTAs
 //    run in pairs (clusters of 2) that each take one of those tiles with half of its K blocks: the last round
-//    takes about half as long, plus one exchange of a partial tile. For masked GEMMs, whose tile count the host
-//    cannot know (masked_m is on the device), it is on wherever it applies (the grid is then whole pairs); others
-//    take it only when forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever it applies.
+//    takes about half as long, plus one exchange of a partial tile. But a tail-split kernel's whole tiles run
+//    ~0.5 us slower each (not explained, NOTES 27), which only long K amortizes. Measured on an H200 (same runs,
+//    benchmark's masked rows): K = 7168 -10% / -12% where the last round splits, +-0.5% where it does not;
+//    K = 2048 +4-5% slower (split or not); dense 256 x 128 rows with K <= 2048 +6-10%. So it is on for masked
+//    GEMMs (whose tile count the host cannot know: masked_m is on the device) with at least kTailSplitMinKBlocks
+//    K blocks, and elsewhere only forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever it applies.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -110,7 +113,8 @@ constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
 constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
-constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
+constexpr int kTileOverhead = 64;
+constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -151,7 +155,8 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   c.cluster = num_sms >= 2 && pairs && wanted && c.split_k == 1 ? 2 : 1;
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
-  c.tail_split = (tail == 1 || (tail < 0 && mode == kFp8GemmMasked)) && num_sms >= 2 &&
+  const bool tail_pays = mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;
+  c.tail_split = (tail == 1 || (tail < 0 && tail_pays)) && num_sms >= 2 &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;

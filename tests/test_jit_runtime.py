@@ -666,3 +666,31 @@ def test_ffi_compile_error_becomes_a_python_exception(stub_dir, tmp_path):
     (error,) = [line for line in proc.stdout.splitlines() if line.startswith("ERROR:")]
     assert "compiling kernel jdg_fp8_gemm_n384_k256_" in error, proc.stdout
     assert "fake-nvcc: error: no space left for FP8" in proc.stdout, proc.stdout
+
+
+def test_tune_tail_split(monkeypatch):
+    """Step 10: masked GEMMs over long K split a short last round by default; DG_TUNE_TAIL_SPLIT=1 forces it wherever
+    the configuration allows it (pairs of CTAs: an even grid, up to two per tile), 0 turns it off."""
+    masked = lambda k: _grouped("masked", 4096, 4096, k, 1, expected_m=1228)  # noqa: E731
+    c = masked(7168)
+    assert (c["block_m"], c["block_n"], c["tail_split"], c["cluster"], c["grid"]) == (128, 128, True, 1, 132), c
+    assert not masked(2048)["tail_split"]  # 16 K blocks: the whole tiles' cost is not amortized
+    assert not _C.select_fp8_gemm_config(4096, 4096, 7168, 132)["tail_split"]  # dense: only forced
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
+    assert not masked(7168)["tail_split"]
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")
+    assert masked(2048)["tail_split"]
+    c = _C.select_fp8_gemm_config(300, 384, 1024, 8)
+    assert (c["tail_split"], c["grid"]) == (True, 8), c
+    c = _C.select_fp8_gemm_config(100, 130, 1000, 131)  # a lone round: a pair of CTAs for every tile
+    assert c["tail_split"] and c["grid"] == 2 * c["tiles"] < 131, c
+    assert not _C.select_fp8_gemm_config(300, 384, 128, 8)["tail_split"]  # one K block: nothing to split
+    assert not _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["tail_split"]  # multicast clusters (step 5)
+    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["tail_split"]  # split K (step 9)
+    assert not _grouped("ragged", 4 * 8192, 4096, 7168, 4)["tail_split"]  # its tiles are not counted on the device
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "2")
+    with pytest.raises(ValueError, match="DG_TUNE_TAIL_SPLIT=2 is not 0 or 1"):
+        masked(7168)
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "on")
+    with pytest.raises(ValueError, match="DG_TUNE_TAIL_SPLIT must be a non-negative integer"):
+        masked(7168)

@@ -744,6 +744,7 @@ __device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], in
                                               unsigned int full_bar, unsigned int free_bar) {
   if (part > 0) {
     ptx::mbarrier_wait<true>(free_bar, 0);
+    ptx::fence_proxy_async();  // CTA 0's stages were last written by TMA and read by wgmma (the async proxy)
     send_partial(out, ptx::cluster_smem_addr(ring, 0));
     ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
     return false;

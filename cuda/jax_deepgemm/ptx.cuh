@@ -282,6 +282,10 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// The same over every state space (shared::cluster included): before writing another CTA's shared memory that the
+// async proxy (TMA, wgmma) used last.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;" ::: "memory"); }
+
 // Barrier `id` (1-15; 0 is __syncthreads) over `threads` threads (a multiple of 32) of the CTA.
 __device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");

@@ -315,6 +315,11 @@ struct TileScheduler {
     if constexpr (kTailSplit) plan_tail(args, lane);
   }
 
+  // Tail split: whether this CTA's pair takes a tile of the split last round (and so exchanges a partial tile).
+  __device__ __forceinline__ bool pair_exchanges() const {
+    return split_from != 0x7FFFFFFF && static_cast<int>(blockIdx.x) / 2 < num_tiles - split_from;
+  }
+
   // Tail split: the problem's tiles (masked: from every group's masked_m, the warp's lanes taking every 32nd group),
   // and whether the last round is short enough to split: at most half the grid's CTAs, so that each takes half of
   // a tile with its cluster partner. Warp-collective; tiles < 2^31 (checked by the host).
@@ -1356,11 +1361,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over; split K: CTA 0 frees the others' slots last).
-  // The tail split's pairs need not: only the exchange touches the other CTA, and each side's part of it is over
-  // before the other may leave (CTA 1 waits for CTA 0's arrival; CTA 0 for CTA 1's partial).
-  if constexpr (kLaunchCluster > 1 && !kTailSplit) {
-    __syncwarp();
-    ptx::cluster_sync();
+  // Tail split: only the pairs that exchanged a partial tile (uniform over the pair), so that a CTA is not left
+  // while its partner may still write to it; the others never touch each other (a barrier there cost ~1% on
+  // short K, NOTES 27).
+  if constexpr (kLaunchCluster > 1) {
+    if (!kTailSplit || scheduler.pair_exchanges()) {
+      __syncwarp();
+      ptx::cluster_sync();
+    }
   }
 }
 

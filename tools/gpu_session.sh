@@ -69,14 +69,16 @@ case "$phase" in
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
     # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster / TMA-store
     # configurations; racecheck (much slower per case): 256-row tiles of every mode, a cluster of 2, the TMA-store
-    # epilogue; both also split K's partial-tile exchange. -v lists each case as it passes, so a run cut short by its
-    # time limit still says what it covered.
+    # epilogue; both also the partial-tile exchanges of split K and the tail split. -v lists each case as it passes,
+    # so a run cut short by its time limit still says what it covered.
     mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
     mem="$mem or (split_k and bm128-bn64)"; race="$race or (split_k and bm64-bn32 and (many or scan))"  # the exchange
     mem="$mem or (bm256-x1 and k_grouped)"  # k-grouped's default tiles since NOTES 25
+    mem="$mem or (tail_split and (bm128-bn64 or bm256-bn128) and (masked or contiguous or 1x1 or 3x6))"  # NOTES 27
+    race="$race or (tail_split and bm128-bn64 and (masked or bfloat16-3x6))"
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
         memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=${JDG_SANITIZE_LIMIT:-480} ;;  # JDG_SANITIZE_K: another -k selection

@@ -273,8 +273,9 @@ struct Tile {
 };
 
 // body(tile), where a tile that is not a tail split's half has its K range as compile-time constants: the K loops
-// of whole tiles then compile as they do without the tail split (with a runtime range they were 4-12% slower on
-// short K, NOTES 27), and a split half takes a second copy of the loop.
+// of whole tiles then compile to the instructions they have without the tail split (checked in the SASS), and a
+// split half takes a second copy of the loop. It did not remove the ~0.5 us per tile that tail-split kernels lose
+// on an H200 (NOTES 27): that cost is elsewhere.
 template <typename Body>
 __device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
   if (kTailSplit && tile.part < 0) {
@@ -1267,8 +1268,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           continue;
       }
       // The epilogue: C, the TMA store or the register stores. A lambda, so that a tail split's tiles take their own
-      // copy: whole tiles then compile as without the tail split (where the exchange merged into their path, it cost
-      // them 3-5% on short K, NOTES 27).
+      // copy and whole tiles' path has no exchange merged into it (a profile build without the exchange ran 2.7%
+      // fewer cycles per K block; with this copy the tail kernels' per-tile cost stayed, NOTES 27).
       auto epilogue = [&] {
         const long long epilogue_start = kProfileWaits ? clock64() : 0;
         if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
@@ -1361,9 +1362,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
   // stages only while this one waits for them, so that is over; split K: CTA 0 frees the others' slots last).
-  // Tail split: only the pairs that exchanged a partial tile (uniform over the pair), so that a CTA is not left
-  // while its partner may still write to it; the others never touch each other (a barrier there cost ~1% on
-  // short K, NOTES 27).
+  // Tail split: only the pairs that exchanged a partial tile (uniform over the pair), so that no CTA leaves while
+  // its partner may still write to it (racecheck's rule; the exchange's own barriers already order it); the other
+  // pairs never touch each other.
   if constexpr (kLaunchCluster > 1) {
     if (!kTailSplit || scheduler.pair_exchanges()) {
       __syncwarp();

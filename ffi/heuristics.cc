@@ -87,7 +87,8 @@
 //    benchmark's masked rows): K = 7168 -10% / -13% where the last round splits, -0.2% where it does not;
 //    K = 2048 +4% (all three split); dense 256 x 128 rows with K <= 2048 +5-10% (one without a split). So it is
 //    on for masked GEMMs (whose tile count the host cannot know: masked_m is on the device) with at least
-//    kTailSplitMinKBlocks K blocks, and elsewhere only forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever it applies.
+//    kTailSplitMinKBlocks K blocks, and elsewhere only forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever
+//    it applies.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

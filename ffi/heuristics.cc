@@ -114,8 +114,8 @@ constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
 constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
-constexpr int kTileOverhead = 64;
-constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
+constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
+constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 

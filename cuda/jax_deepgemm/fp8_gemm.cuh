@@ -302,7 +302,8 @@ struct TileScheduler {
   int rows = 0;                 // the group's rows (clamped)
   int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
   int num_tiles = 0;            // tail split: the problem's tiles
-  int split_from = 0x7FFFFFFF;  // tail split: the first tile of the last round if it is split, else past every tile
+  static constexpr int kNoSplit = 0x7FFFFFFF;  // past every tile
+  int split_from = kNoSplit;    // tail split: the first tile of the last round if it is split
 
   // Warp-collective (tail split). `lane`: the thread's lane.
   __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part, int lane) {
@@ -318,7 +319,7 @@ struct TileScheduler {
 
   // Tail split: whether this CTA's pair takes a tile of the split last round (and so exchanges a partial tile).
   __device__ __forceinline__ bool pair_exchanges() const {
-    return split_from != 0x7FFFFFFF && static_cast<int>(blockIdx.x) / 2 < num_tiles - split_from;
+    return split_from != kNoSplit && static_cast<int>(blockIdx.x) / 2 < num_tiles - split_from;
   }
 
   // Tail split: the problem's tiles (masked: from every group's masked_m, the warp's lanes taking every 32nd group),

@@ -274,8 +274,8 @@ struct Tile {
 
 // body(tile), where a tile that is not a tail split's half has its K range as compile-time constants: the K loops
 // of whole tiles then compile to nearly the instructions they have without the tail split (SASS: 216 against 215 per
-// K block of the two-wave loop; a runtime K start added a signed modulo), and a split half takes a second copy. It did not remove the ~0.5 us per tile that tail-split kernels lose
-// on an H200 (NOTES 27): that cost is elsewhere.
+// K block of the two-wave loop; a runtime K start added a signed modulo), and a split half takes a second copy. It
+// did not remove the ~0.5 us per tile that tail-split kernels lose on an H200 (NOTES 27): that cost is elsewhere.
 template <typename Body>
 __device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
   if (kTailSplit && tile.part < 0) {

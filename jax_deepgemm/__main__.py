@@ -138,7 +138,8 @@ def main(argv=None) -> int:
     bench.add_argument("--shape", action="append", default=[], metavar="M,N,K", help="instead of the default table")
     bench.add_argument("--only", choices=("dense", "grouped"), default=None, help="one table only")
     bench.add_argument("--grouped", default=None, metavar="KINDS", type=_grouped_kinds,
-                       help="grouped rows of these kinds only: a comma list of contiguous (with ragged), masked, k-grouped")
+                       help="grouped rows of these kinds only: a comma list of contiguous (with ragged), masked, "
+                            "k-grouped")
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
     bench.add_argument("--flush-mb", type=_flush_mb, default=512,
                        help="MB written between timed calls (L2 flush and cool-down; DeepGEMM's numbers: 8192)")

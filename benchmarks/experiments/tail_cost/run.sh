@@ -16,11 +16,12 @@ for variant in committed never_split no_exchange bare; do
     [ "$variant" != committed ] && [ "$t" = 0 ] && continue  # the patches only touch tail-split kernels
     for shape in 4096,7168,2048 4096,32768,512; do
       echo "## $variant tail=$t dense $shape"
-      DG_TUNE_TAIL_SPLIT=$t DG_PROFILE_WAITS=1 JDG_PROFILE_RUNS=5 timeout 90 python tools/profile_one.py dense "$shape" \
-        2>&1 | grep -E "waits:"
+      DG_TUNE_TAIL_SPLIT=$t DG_PROFILE_WAITS=1 JDG_PROFILE_RUNS=5 timeout 90 \
+        python tools/profile_one.py dense "$shape" 2>&1 | grep -E "waits:"
     done
-    DG_TUNE_TAIL_SPLIT=$t timeout 90 python -m jax_deepgemm bench --only dense --iters 20 --output "$OUT/$variant$t.json" \
-      --shape 4096,7168,2048 --shape 4096,24576,1536 --shape 4096,32768,512 2>&1 | grep -E "^ +[0-9]" |
+    DG_TUNE_TAIL_SPLIT=$t timeout 90 python -m jax_deepgemm bench --only dense --iters 20 \
+      --output "$OUT/$variant$t.json" --shape 4096,7168,2048 --shape 4096,24576,1536 --shape 4096,32768,512 2>&1 |
+      grep -E "^ +[0-9]" |
       sed "s/^/$variant tail=$t /" >&2
   done >"$OUT/waits_$variant.log"
   [ "$variant" = committed ] || git apply -R "$here/$variant.patch"

@@ -241,6 +241,7 @@ static_assert(kProducerRegs * 128 + kMathRegs * kNumMathThreads <= 65536, "regis
 template <bool B>
 struct BoolConstant {
   static constexpr bool value = B;
+  __device__ constexpr operator bool() const { return B; }
 };
 
 struct alignas(8) Float2 {
@@ -944,7 +945,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // warpgroup's 64 rows. A K block's stage is released once its wgmmas are done and (per-row B scales) its column
     // scales read; so two stages are held at a time, and the producer works on the others.
     float acc_next[kAccRegs];
-    auto pipelined_pass = [&](const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks], bool all_rows,
+    // `all_rows`: a bool, or BoolConstant<true> for passes that have all of the warpgroup's rows (see `whole`), whose
+    // copy then has no row-selecting promotion.
+    auto pipelined_pass = [&](const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks], auto all_rows,
                               bool keep0, bool keep1, int& stage, unsigned int& phase) {
       const int n0 = tile.n_block * kBlockN;
       const int r0 = wave_row0[0], box = r0 / kSABoxRows;
@@ -1022,8 +1025,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // tile, a multiple of 1024: its descriptor keeps the K-step bits free (see desc_b0).
     float acc_lo[kAccRegs / 2], acc_hi[kAccRegs / 2];
     // `split`: BoolConstant<kSplitHalves>, so that the body is compiled only for the kernels that take it.
+    // `all_rows` as in pipelined_pass.
     auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
-                          bool all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase) {
+                          auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase) {
       if constexpr (decltype(split)::value) {
         const int n0 = tile.n_block * kBlockN;
         const int r0 = wave_row0[0], box = r0 / kSABoxRows;
@@ -1123,18 +1127,23 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
         // Which waves take the pass, and which of this thread's rows. `active` is uniform over the warpgroup
         // (wgmma is warpgroup-wide): every warp computes it from the same data.
+        // `whole`: every row of the warpgroup's waves is the pass's (contiguous; always so otherwise), also uniform
+        // over the warpgroup: such passes take the K loop without the row-selecting promotion.
         bool active[kWaves], keep0[kWaves], keep1[kWaves], all_rows[kWaves];
-        bool any_active = false;
+        bool any_active = false, whole = true;
 #pragma unroll
         for (int v = 0; v < kWaves; ++v) {
           const int sub = warpgroup * kWaves + v;  // slots 2 * sub and 2 * sub + 1 hold its rows' ids
           keep0[v] = keep1[v] = all_rows[v] = true;
           if constexpr (kContiguous) {
-            bool mine = false;
+            bool mine = false, only_mine = true;
 #pragma unroll
-            for (int s = 0; s < kIdSlots; ++s)
+            for (int s = 0; s < kIdSlots; ++s) {
               if (s / 2 == sub) mine |= ids[s] == group;
+              if (s / 2 == sub) only_mine &= ids[s] == group;
+            }
             active[v] = ptx::vote_any(mine);
+            whole &= ptx::vote_all(only_mine);
             keep0[v] = id0[v] == group;
             keep1[v] = id1[v] == group;
             all_rows[v] = ptx::vote_all(keep0[v] && keep1[v]);
@@ -1156,14 +1165,22 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         with_k_range(tile, [&](const Tile& tile) {
           if constexpr (kAccPipeline) {
             if (any_active && tile.num_kb > 0) {  // k-grouped: an empty segment's tile has no K block
-              pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+              if (!kContiguous || whole) {
+                pipelined_pass(tile, b_scale_blk, BoolConstant<true>{}, keep0[0], keep1[0], stage, phase);
+              } else {
+                pipelined_pass(tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+              }
               return;
             }
           }
           if constexpr (kSplitHalves) {
             if (any_active && tile.num_kb > 0) {
-              split_pass(BoolConstant<kSplitHalves>{}, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage,
-                         phase);
+              constexpr BoolConstant<kSplitHalves> split{};
+              if (!kContiguous || whole) {
+                split_pass(split, tile, b_scale_blk, BoolConstant<true>{}, keep0[0], keep1[0], stage, phase);
+              } else {
+                split_pass(split, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+              }
               return;
             }
           }
@@ -1178,8 +1195,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // between K blocks.
           constexpr bool kWaitAhead = kWaves == 2;
           if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
-          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active
-          // (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks of which are.
+          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
+          // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
+          // of which are and without the row-selecting promotion.
           auto k_loop = [&](auto all_active) {
             constexpr bool kAll = decltype(all_active)::value;
             for (int kb = tile.kb0; kb < kb_end; ++kb) {
@@ -1228,10 +1246,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   if (!kBScalePerRow && v == kWaves - 1) release(empty);
 
                   // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
+                  // (kAll: the pass has all of the waves' rows, see `whole`.)
                   if constexpr (kBScalePerRow) {
-                    promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, all_rows[v], keep0[v], keep1[v]);
+                    promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, kAll || all_rows[v], keep0[v],
+                                            keep1[v]);
                   } else {
-                    promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, all_rows[v], keep0[v], keep1[v]);
+                    promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, kAll || all_rows[v], keep0[v],
+                                           keep1[v]);
                   }
                 } else if (v == kWaves - 1) {
                   if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);
@@ -1251,7 +1272,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
           };
           if constexpr (kWaves == 2) {
-            if (active[0] && active[1]) {
+            if (active[0] && active[1] && whole) {
               k_loop(BoolConstant<true>{});
             } else {
               k_loop(BoolConstant<false>{});

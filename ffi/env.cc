@@ -51,6 +51,7 @@ bool jit_debug() { return flag("DG_JIT_DEBUG"); }
 bool ptxas_verbose() { return flag("DG_JIT_PTXAS_VERBOSE"); }
 bool print_compiler_command() { return flag("DG_JIT_PRINT_COMPILER_COMMAND"); }
 bool print_configs() { return flag("DG_PRINT_CONFIGS"); }
+std::string print_configs_value() { return get("DG_PRINT_CONFIGS").value_or(""); }
 bool profile_waits() { return flag("DG_PROFILE_WAITS"); }
 bool poison_outputs() { return flag("DG_POISON_OUTPUTS"); }
 

@@ -54,6 +54,7 @@ bool jit_debug();                     // DG_JIT_DEBUG
 bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 bool print_configs();                 // DG_PRINT_CONFIGS
+std::string print_configs_value();    // its value: a new one prints every configuration line again (tests use it)
 bool poison_outputs();                // DG_POISON_OUTPUTS
 bool profile_waits();                 // DG_PROFILE_WAITS
 // The numeric knobs throw std::invalid_argument for a value that is not a non-negative integer.

@@ -132,7 +132,7 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
                 int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k, int(c.tail_split));
   std::lock_guard<std::mutex> lock(mutex);
-  if (printed->insert(line).second) std::fputs(line, stderr);
+  if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
 }
 
 // Step 5's dense case: per 128-wide K block a tile copies BLOCK_M + BLOCK_N rows of 128 bytes, ~2.8 SM cycles each

@@ -9,6 +9,7 @@ Skipped, saying why, unless an sm_90 GPU is present.
 """
 
 import contextlib
+import itertools
 import re
 
 import jax
@@ -27,11 +28,15 @@ pytestmark = grouped.pytestmark
 CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1)]
 
 
+_PRINT_GENERATION = itertools.count(1)
+
+
 @contextlib.contextmanager
 def _forced(monkeypatch, **env):
-    """Programs compiled inside see these DG_TUNE_* settings and print their configuration lines. The configuration
-    is chosen when XLA compiles a program, so JAX's caches are cleared on the way in and out."""
-    for name, value in {**env, "DG_PRINT_CONFIGS": 1}.items():
+    """Programs compiled inside see these DG_TUNE_* settings and print their configuration lines (a new value of
+    DG_PRINT_CONFIGS each time: a line an earlier test printed is printed again). The configuration is chosen when
+    XLA compiles a program, so JAX's caches are cleared on the way in and out."""
+    for name, value in {**env, "DG_PRINT_CONFIGS": next(_PRINT_GENERATION)}.items():
         monkeypatch.setenv(name, str(value))
     jax.clear_caches()
     yield

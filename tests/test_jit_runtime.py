@@ -289,16 +289,21 @@ def test_heuristic_examples():
 
 
 def test_print_configs_once_per_shape(tmp_path):
-    script = ("from jax_deepgemm import _C\n"
+    """Once per shape and configuration; a new value of DG_PRINT_CONFIGS prints them again (the GPU config tests)."""
+    script = ("import os\n"
+              "from jax_deepgemm import _C\n"
               "for _ in range(3): _C.select_fp8_gemm_config(256, 7168, 2048, 132)\n"
-              "_C.select_fp8_gemm_config(512, 7168, 2048, 132)\n")
+              "_C.select_fp8_gemm_config(512, 7168, 2048, 132)\n"
+              "os.environ['DG_PRINT_CONFIGS'] = '2'\n"
+              "for _ in range(2): _C.select_fp8_gemm_config(256, 7168, 2048, 132)\n")
     env = clean_env(DG_PRINT_CONFIGS="1")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if "fp8_gemm m=" in line]
-    assert len(lines) == 2, proc.stderr
+    assert len(lines) == 3, proc.stderr
     assert "m=256 n=7168 k=2048" in lines[0] and "block_n=128" in lines[0]
+    assert lines[2] == lines[0]
 
 
 @pytest.mark.parametrize("bad", [dict(k=100), dict(k=0), dict(n=0), dict(m=-1), dict(num_sms=0), dict(c_kind=3),

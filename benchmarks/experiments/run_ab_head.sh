@@ -3,7 +3,9 @@
 # dense M = 4096 rows, alternating new / old / new / old (separate kernel caches). Run from the repo root on the GPU
 # machine after the build (the package reads cuda/ at JIT time, so swapping the headers swaps the kernel):
 #   [AB_ROUNDS=2] bash benchmarks/experiments/run_ab_head.sh [extra bench args]
-# AB_BASE=REV compares against REV's headers instead of HEAD's (a committed change: AB_BASE=HEAD~1).
+# AB_BASE=REV compares against REV's headers instead of HEAD's (a committed change: AB_BASE=HEAD~1). The device
+# copy's git history may lag the working tree (session 12: its HEAD was the previous session's last commit): read
+# ab_change.diff to see what was compared.
 # With AB_GROUPED="KIND ..." (contiguous, masked, k_grouped) the grouped rows of those kinds instead (grouped_rows.py).
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"

@@ -1139,8 +1139,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             bool mine = false, only_mine = true;
 #pragma unroll
             for (int s = 0; s < kIdSlots; ++s) {
-              if (s / 2 == sub) mine |= ids[s] == group;
-              if (s / 2 == sub) only_mine &= ids[s] == group;
+              if (s / 2 != sub) continue;
+              mine |= ids[s] == group;
+              only_mine &= ids[s] == group;
             }
             active[v] = ptx::vote_any(mine);
             whole &= ptx::vote_all(only_mine);

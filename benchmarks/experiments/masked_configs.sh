@@ -7,6 +7,7 @@ OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache-masked
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/machine.txt"
 python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+# The model's own choice first and last: the two show the drift over the call.
 for setting in "" DG_TUNE_BLOCK_N=112 DG_TUNE_BLOCK_N=160 DG_TUNE_BLOCK_N=192 "DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128" \
                DG_TUNE_CLUSTER=2 DG_TUNE_TAIL_SPLIT=1 DG_TUNE_TAIL_SPLIT=0 ""; do
   # shellcheck disable=SC2086  # the setting is words

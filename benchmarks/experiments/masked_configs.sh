@@ -9,7 +9,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/machine.txt"
 python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 # The model's own choice first and last: the two show the drift over the call.
 for setting in "" DG_TUNE_BLOCK_N=112 DG_TUNE_BLOCK_N=160 DG_TUNE_BLOCK_N=192 \
-               "DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128" DG_TUNE_CLUSTER=2 DG_TUNE_TAIL_SPLIT=1 DG_TUNE_TAIL_SPLIT=0 ""; do
+               "DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128" DG_TUNE_CLUSTER=2 DG_TUNE_TAIL_SPLIT=1 \
+               DG_TUNE_TAIL_SPLIT=0 ""; do
   # shellcheck disable=SC2086  # the setting is words
   env $setting DG_PRINT_CONFIGS=1 timeout -k 5 120 python benchmarks/experiments/grouped_rows.py masked 2>&1 |
     grep -E " us |jax_deepgemm: m_grouped_masked" | sed "s/^/${setting:-model} | /"

@@ -17,7 +17,8 @@ rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda  # (a copy left by an ear
 bench() {  # label round [extra bench args]
   if [ -n "${AB_GROUPED:-}" ]; then
     # shellcheck disable=SC2086  # the kinds are words
-    DG_JIT_CACHE_DIR="/tmp/ab_cache_$1" timeout -k 5 300 python benchmarks/experiments/grouped_rows.py $AB_GROUPED 2>&1 |
+    DG_JIT_CACHE_DIR="/tmp/ab_cache_$1" timeout -k 5 300 \
+      python benchmarks/experiments/grouped_rows.py $AB_GROUPED 2>&1 |
       grep -E " us " | sed "s/^/$1 /"
     return
   fi

@@ -39,7 +39,8 @@ for round in 1 2; do
     if [ "$kernel" = new ]; then cp -r /tmp/after_loop_cuda cuda; else cp -r /tmp/committed_cuda cuda; fi
     export DG_JIT_CACHE_DIR="/tmp/jdg-cache-$kernel"
     if [ "$phase" = grouped ]; then
-      timeout -k 5 200 python benchmarks/experiments/grouped_rows.py contiguous 2>&1 | grep -E " us " | sed "s/^/$kernel /"
+      timeout -k 5 200 python benchmarks/experiments/grouped_rows.py contiguous 2>&1 | grep -E " us " |
+        sed "s/^/$kernel /"
       continue
     fi
     DG_TUNE_TAIL_SPLIT=1 timeout -k 5 120 python -m jax_deepgemm bench --only dense --iters 20 \

@@ -1,0 +1,19 @@
+"""The dense benchmark's kernel time of our fp8_gemm_nt only (no baselines), one line per M,N,K: for same-run
+comparisons of DG_TUNE_* settings, which must be set before this process starts.
+
+    DG_TUNE_CLUSTER=2 python benchmarks/experiments/dense_rows.py 4096,7168,16384 ...
+"""
+
+import sys
+
+import jax
+
+from jax_deepgemm import bench, fp8_gemm_nt, per_block_cast_to_fp8, per_token_cast_to_fp8
+
+for spec in sys.argv[1:]:
+    m, n, k = (int(v) for v in spec.split(","))
+    kx, kw = jax.random.split(jax.random.key(m * 7 + n * 3 + k))
+    a = jax.jit(per_token_cast_to_fp8)(jax.random.normal(kx, (m, k), jax.numpy.bfloat16))
+    b = jax.jit(per_block_cast_to_fp8)(jax.random.normal(kw, (n, k), jax.numpy.bfloat16))
+    us = bench.profile(fp8_gemm_nt, (a, b), iters=20, kernel_prefix="jdg_")["us"]
+    print(f"{m:6d} {n:6d} {k:6d} {us:9.1f} us {2.0 * m * n * k / us / 1e6:7.1f} TFLOPS", flush=True)

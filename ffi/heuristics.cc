@@ -27,8 +27,10 @@
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
 //      -8%, M = 2048 +1.5%, 256 x 128 -3% to +3% (NOTES 6 and 12 found that on the H200 too), M = 64 / 128 on an
-//      H200 -3% to -12%: on at M >= 2048 and >= 32 K blocks. Only with at least two waves: every measured case
-//      had dozens; a lone wave stays as it was.
+//      H200 -3% to -12%: on at M >= 2048 and >= 32 K blocks. 256 x 128 tiles take them over K >= 16384 (128 K
+//      blocks), where the halved copies of A outweigh the lockstep: measured on both GPUs (NOTES 29, two rounds),
+//      M = 4096 / 8192, K = 16384 / 32768 +0.6% to +2.4%, K = 8192 -0.1% to +0.6%, K <= 4096 -0.9% to +0.3%.
+//      Only with at least two waves: every measured case had several; a lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even).
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
@@ -116,6 +118,7 @@ constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
+constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -137,8 +140,8 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
 
 // Step 5's dense case: per 128-wide K block a tile copies BLOCK_M + BLOCK_N rows of 128 bytes, ~2.8 SM cycles each
 // on an H100 (benchmarks/NOTES.md, 17), and its wgmmas take BLOCK_M x BLOCK_N / 32 cycles; 2.8 x 32 ~ 90 cycles,
-// taken as 80 so that 256 x 128 tiles (measured without gain from clusters: they are near the tensor-core rate)
-// stay out.
+// taken as 80 so that 256 x 128 tiles (measured without gain from clusters up to K = 8192: they are near the
+// tensor-core rate) stay out; over longer K, kLongKBlocks takes them in.
 bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n) > block_m * block_n; }
 
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
@@ -367,7 +370,9 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
-  const bool multicast_pays = m >= 2048 && ceil_div(k, 128) >= 32 && copies_set_pace(best.block_m, best.block_n);
+  const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
+  const bool multicast_pays =
+      m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks);
   set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
   if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
   return best;

@@ -67,7 +67,8 @@ SMEM_LIMIT = 232448
 
 @pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (64, 7168, 2048), (65, 4096, 512), (128, 2112, 7168),
                                    (4096, 7168, 2048), (4096, 2112, 7168), (300, 24576, 1536), (7, 16, 128),
-                                   (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096)])
+                                   (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096),
+                                   (4096, 7168, 16384), (8192, 4096, 32768)])
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
 def test_heuristic(m, n, k, num_sms, monkeypatch):
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")  # steps 1-5; step 9 (split K) is checked against this choice below
@@ -81,9 +82,10 @@ def test_heuristic(m, n, k, num_sms, monkeypatch):
     assert c["num_threads"] == 128 + 128 * (1 if c["block_m"] == 64 else 2)
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
-    # dense clusters (heuristics.cc, step 5): tiles whose copies set the pace, M >= 2048, >= 32 K blocks, two waves
+    # dense clusters (heuristics.cc, step 5): M >= 2048, two waves, and tiles whose copies set the pace over >= 32
+    # K blocks or any tiles over >= 128
     copy_bound = 80 * (c["block_m"] + c["block_n"]) > c["block_m"] * c["block_n"]
-    pays = copy_bound and m >= 2048 and kb >= 32 and c["waves"] >= 2 and num_sms >= 2
+    pays = m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and c["waves"] >= 2 and num_sms >= 2
     cluster = 2 if pays else 1
     assert c["cluster"] == cluster and c["grid"] == min(num_sms // cluster * cluster, tiles + tiles % cluster)
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
@@ -139,7 +141,11 @@ def test_small_tiles_keep_16_stages_in_flight(monkeypatch):
 
 
 def test_tune_cluster(monkeypatch):
-    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["cluster"] == 1
+    c = _C.select_fp8_gemm_config(4096, 7168, 8192, 132)  # 256 x 128 tiles: clusters from 128 K blocks on
+    assert (c["block_m"], c["block_n"], c["cluster"]) == (256, 128, 1)
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 128, 2, 132)
+    assert _C.select_fp8_gemm_config(1024, 7168, 16384, 132)["cluster"] == 1  # M < 2048
     c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
     c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks

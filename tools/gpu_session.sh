@@ -31,6 +31,16 @@ shift || true
 # XLA's teardown lines after a device error repeat for every buffer: keep logs readable.
 quiet() { grep --line-buffered -v -E "^E[0-9]{4} |Source Location Trace|cuda_status.cc|^$"; }
 
+# A table's "commit" must name the tree that ran. The device copy's git HEAD may lag its working tree, so a
+# JDG_COMMIT taken from that HEAD while the tree differs from it would name the wrong commit: refuse it.
+if [ "$phase" = bench ] || [ "$phase" = ab ]; then
+  if [ -n "${JDG_COMMIT:-}" ] && [ "$JDG_COMMIT" = "$(git rev-parse HEAD 2>/dev/null)" ] &&
+     [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+    echo "JDG_COMMIT=$JDG_COMMIT is this copy's git HEAD, but the tree differs from it: pass the commit that ran"
+    exit 1
+  fi
+fi
+
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee "$OUT/machine.txt"
 python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 python -m jax_deepgemm info >>"$OUT/machine.txt" 2>&1

@@ -4,6 +4,7 @@
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
 #   bash tools/gpu_session.sh par                   the GPU test files in 6 parallel processes (fits one call)
+#   bash tools/gpu_session.sh nn                    the vmap and Flax NNX / Equinox layer tests with the kernels active
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
@@ -74,6 +75,17 @@ case "$phase" in
     part tma_store tests/test_gpu_configs.py -k "tma_store" &
     wait
     [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 150 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
+    ;;
+  nn)
+    # Written for the CPU reference (CI), these run the kernels wherever an sm_90 GPU is the default device; flax
+    # and equinox must be importable (they were on the device machine, 2026-11-26).
+    for files in "batching tests/test_batching.py" "nn tests/test_nn.py tests/test_nn_equinox.py" \
+                 "flax tests/test_nn_flax.py"; do
+      set -- $files; name=$1; shift
+      { timeout -k 5 230 python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_$name.log"
+        echo "$name: $(tail -1 "$OUT/tests_$name.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5; } &
+    done
+    wait
     ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first

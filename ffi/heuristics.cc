@@ -28,8 +28,8 @@
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
 //      -8%, M = 2048 +1.5%, 256 x 128 -3% to +3% (NOTES 6 and 12 found that on the H200 too), M = 64 / 128 on an
 //      H200 -3% to -12%: on at M >= 2048 and >= 32 K blocks. 256 x 128 tiles take them over K >= 16384 (128 K
-//      blocks), where the halved copies of A outweigh the lockstep: measured on both GPUs (NOTES 29, two rounds),
-//      M = 4096 / 8192, K = 16384 / 32768 +0.6% to +2.4%, K = 8192 -0.1% to +0.6%, K <= 4096 -0.9% to +0.3%.
+//      blocks), where the halved copies of A outweigh the lockstep: kernel time on both GPUs (NOTES 29, two
+//      rounds), M = 4096 / 8192, K = 16384 / 32768 -0.7% to -2.3%, K = 8192 -0.1% to -0.6%, K <= 4096 +0.3% to +0.8%.
 //      Only with at least two waves: every measured case had several; a lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even).

@@ -35,7 +35,9 @@ quiet() { grep --line-buffered -v -E "^E[0-9]{4} |Source Location Trace|cuda_sta
 # A table's "commit" must name the tree that ran. The device copy's git HEAD may lag its working tree, so a
 # JDG_COMMIT taken from that HEAD while the tree differs from it would name the wrong commit: refuse it.
 if [ "$phase" = bench ] || [ "$phase" = ab ]; then
-  if [ -n "${JDG_COMMIT:-}" ] && [ "$JDG_COMMIT" = "$(git rev-parse HEAD 2>/dev/null)" ] &&
+  # (abbreviated ids resolved; one this copy's git does not know cannot be its HEAD)
+  if [ -n "${JDG_COMMIT:-}" ] &&
+     [ "$(git rev-parse -q --verify "$JDG_COMMIT^{commit}" 2>/dev/null)" = "$(git rev-parse HEAD 2>/dev/null)" ] &&
      [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
     echo "JDG_COMMIT=$JDG_COMMIT is this copy's git HEAD, but the tree differs from it: pass the commit that ran"
     exit 1

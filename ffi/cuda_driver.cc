@@ -37,6 +37,8 @@ Loaded load() {
   resolve(lib, "cuGetErrorName", a.cuGetErrorName, e);
   resolve(lib, "cuCtxGetCurrent", a.cuCtxGetCurrent, e);
   resolve(lib, "cuCtxGetDevice", a.cuCtxGetDevice, e);
+  resolve(lib, "cuDeviceGetCount", a.cuDeviceGetCount, e);
+  resolve(lib, "cuDeviceGet", a.cuDeviceGet, e);
   resolve(lib, "cuDeviceGetAttribute", a.cuDeviceGetAttribute, e);
   resolve(lib, "cuModuleLoadData", a.cuModuleLoadData, e);
   resolve(lib, "cuModuleGetFunction", a.cuModuleGetFunction, e);
@@ -74,6 +76,28 @@ const DriverApi& driver() {
   const std::string& error = init_error();
   if (!error.empty()) throw std::runtime_error(error);
   return loaded().api;
+}
+
+int min_peak_memory_gbs() {
+  const DriverApi& d = driver();
+  auto check = [](const char* function, CUresult r) {
+    if (r != CUDA_SUCCESS) throw std::runtime_error(error_message(function, r));
+  };
+  int count = 0;
+  check("cuDeviceGetCount", d.cuDeviceGetCount(&count));
+  if (count < 1) throw std::runtime_error("min_peak_memory_gbs: the CUDA driver sees no device");
+  double lowest = 0;
+  for (int i = 0; i < count; ++i) {
+    CUdevice device = 0;
+    int clock_khz = 0, bus_bits = 0;
+    check("cuDeviceGet", d.cuDeviceGet(&device, i));
+    check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device));
+    check("cuDeviceGetAttribute",
+          d.cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device));
+    const double gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+    if (i == 0 || gbs < lowest) lowest = gbs;
+  }
+  return static_cast<int>(lowest + 0.5);
 }
 
 bool driver_version(int* version, std::string* error) {

@@ -23,6 +23,8 @@ constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 
 // CUdevice_attribute
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36;    // kHz
+constexpr int CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37;  // bits
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
@@ -71,6 +73,8 @@ struct DriverApi {
   CUresult (*cuGetErrorName)(CUresult error, const char** str);
   CUresult (*cuCtxGetCurrent)(CUcontext* ctx);
   CUresult (*cuCtxGetDevice)(CUdevice* device);
+  CUresult (*cuDeviceGetCount)(int* count);
+  CUresult (*cuDeviceGet)(CUdevice* device, int ordinal);
   CUresult (*cuDeviceGetAttribute)(int* value, int attribute, CUdevice device);
   CUresult (*cuModuleLoadData)(CUmodule* module, const void* image);
   CUresult (*cuModuleGetFunction)(CUfunction* function, CUmodule module, const char* name);
@@ -90,6 +94,10 @@ const DriverApi& driver();
 // The driver's CUDA version (e.g. 13000), loading the library but without cuInit; false with `error` set when the
 // driver cannot be loaded.
 bool driver_version(int* version, std::string* error);
+
+// The lowest peak memory bandwidth, in GB/s (memory clock x 2 transfers x bus width), over the devices the driver
+// sees. Throws std::runtime_error when the driver cannot be loaded or initialised, a call fails, or it sees none.
+int min_peak_memory_gbs();
 
 // "cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)".
 std::string error_message(const char* function, CUresult result);

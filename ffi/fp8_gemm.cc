@@ -56,6 +56,7 @@ void validate(const Fp8GemmProblem& p) {
   if (p.k < 1 || p.k > kIntMax) fail("k must be in [1, 2^31), got " + std::to_string(p.k));
   if (p.k % 16 != 0) fail("k must be a multiple of 16 (TMA row stride), got " + std::to_string(p.k));
   if (p.num_sms < 1) fail("num_sms must be >= 1, got " + std::to_string(p.num_sms));
+  if (p.hbm_gbs < 0) fail("hbm_gbs must be >= 0 (0: unknown), got " + std::to_string(p.hbm_gbs));
   if (p.c_kind < 0 || p.c_kind > 2) fail("c_kind must be 0 (no C), 1 (bf16) or 2 (f32), got " + std::to_string(p.c_kind));
   jit::check_arch(p.arch);
   if (!grouped(p)) {
@@ -128,7 +129,8 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
 
 Fp8GemmConfig select_config(const Fp8GemmProblem& p) {
   validate(p);
-  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row, p.out_f32, p.c_kind);
+  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row, p.out_f32, p.c_kind,
+                                                p.hbm_gbs);
   return select_grouped_fp8_gemm_config(mode(p), p.m, p.n, p.k, p.num_groups, p.expected_m, p.num_sms,
                                         p.b_scale_per_row, p.out_f32, p.c_kind);
 }
@@ -291,11 +293,13 @@ ffi::ErrorOr<Fp8GemmProblem> decode_problem(const ffi::Dictionary& attrs) {
   JDG_ATTR(grouping, std::string_view, "grouping", std::string_view("dense"))
   JDG_ATTR(num_groups, std::int64_t, "num_groups", std::int64_t{1})
   JDG_ATTR(expected_m, std::int64_t, "expected_m", std::int64_t{0})
+  JDG_ATTR(hbm_gbs, std::int64_t, "hbm_gbs", std::int64_t{0})
 #undef JDG_ATTR
   p.m = *m;
   p.n = *n;
   p.k = *k;
   p.num_sms = static_cast<int>(std::clamp<std::int64_t>(*num_sms, 0, std::numeric_limits<int>::max()));
+  p.hbm_gbs = static_cast<int>(std::clamp<std::int64_t>(*hbm_gbs, -1, std::numeric_limits<int>::max()));
   p.c_kind = static_cast<int>(*c_kind < 0 || *c_kind > 2 ? -1 : *c_kind);
   p.arch = std::string(*arch);
   p.a_e5m2 = *a_e5m2;

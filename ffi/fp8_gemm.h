@@ -26,6 +26,7 @@ struct Fp8GemmProblem {
   std::int64_t num_groups = 1;       // G (grouped); 1 for dense
   std::int64_t expected_m = 0;       // masked: expected rows per group (heuristic hint; <= 0: m)
   int num_sms = 0;
+  int hbm_gbs = 0;               // the GPU's peak HBM bandwidth, GB/s (dense split-K model); 0: unknown
   bool a_e5m2 = false;           // A is float8_e5m2 (else float8_e4m3fn)
   bool b_e5m2 = false;           // B is float8_e5m2
   bool b_scale_per_row = false;  // b_scale is [kb, N] (1x128 per row) rather than [nb, kb] (128x128 blocks)
@@ -63,12 +64,12 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 // The stage handlers of "jdg_fp8_gemm" (register all three as one bundle, platform "CUDA"), and the type of their
 // per-call-site state, which must be registered (jax.ffi.register_ffi_type) before the handlers.
 //
-// Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool), and
-// for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked" | "k_grouped"; absent: dense), num_groups,
-// expected_m (i64). Operands: a, a_scale, b, b_scale, then C (dense, optional) or the int32 group data (grouped:
-// m_indices [m], group_sizes [G] or masked_m [G]) and, k-grouped only, an optional float32 C [G * m, n]; one
-// result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands
-// flattened over the group axis).
+// Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool),
+// optionally hbm_gbs (i64, default 0: unknown), and for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"
+// | "k_grouped"; absent: dense), num_groups, expected_m (i64). Operands: a, a_scale, b, b_scale, then C (dense,
+// optional) or the int32 group data (grouped: m_indices [m], group_sizes [G] or masked_m [G]) and, k-grouped only, an
+// optional float32 C [G * m, n]; one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands flattened
+// over the group axis).
 extern "C" XLA_FFI_Error* JdgFp8GemmInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmExecute(XLA_FFI_CallFrame* call_frame);

@@ -206,6 +206,7 @@ struct Problem {
   bool b_scale_per_row;
   bool out_f32;
   int c_kind;
+  int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
 };
 
 // The configuration of BLOCK_M x BLOCK_N tiles, `m_blocks` M blocks and `split_k` CTAs per tile (step 9) with the
@@ -300,15 +301,21 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
 constexpr double kCopyCyclesPerRow = 2.8;
 constexpr double kKBlockFloorCycles = 400;
 constexpr double kMmaFlopsPerCycle = 4096;  // dense FP8 wgmma per SM: ~990 TFLOPS over 132 SMs at ~1.83 GHz
-// B's HBM stream, ~2.4 TB/s at ~1.75 GHz: about what the unsplit small-M kernels reach on an H100 (2.0-2.4 TB/s
-// on 64 x 4096 x 7168, depending on how much of its time is fixed), and the rate at which the model splits exactly
-// the shapes that measured faster split on both GPUs (NOTES 22); the H200's faster HBM only makes the split pay
-// more often, so the H100's rate keeps the choice safe on both.
+// B's HBM stream on an H100 SXM (3352 GB/s peak), ~2.4 TB/s at ~1.75 GHz: about what the unsplit small-M kernels
+// reach there (2.0-2.4 TB/s on 64 x 4096 x 7168, depending on how much of its time is fixed), and the rate at which
+// the model splits exactly the shapes that measured faster split on the H100 (NOTES 22). Other GPUs scale it by
+// their peak (hbm_gbs): the H200's 4917 GB/s gives ~1980 bytes per cycle, at which the model also splits the
+// shapes that measured faster split there only (NOTES 22, 30). Unknown (hbm_gbs 0): the H100's rate.
 constexpr double kHbmBytesPerCycle = 1350;
+constexpr double kHbmReferenceGbs = 3352;
+double hbm_bytes_per_cycle(int hbm_gbs) {
+  return hbm_gbs > 0 ? kHbmBytesPerCycle * hbm_gbs / kHbmReferenceGbs : kHbmBytesPerCycle;
+}
 constexpr double kExchangeFixedCycles = 500;
-double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k, std::int64_t ctas) {
+double split_k_tile_cycles(int block_m, int block_n, std::int64_t k_blocks, int split_k, std::int64_t ctas,
+                           int hbm_gbs) {
   const double mma = 2.0 * block_m * block_n * kFp8BlockK / kMmaFlopsPerCycle;
-  const double hbm = static_cast<double>(ctas) * block_n * kFp8BlockK / kHbmBytesPerCycle;
+  const double hbm = static_cast<double>(ctas) * block_n * kFp8BlockK / hbm_bytes_per_cycle(hbm_gbs);
   const double per_k_block = std::max({kKBlockFloorCycles, kCopyCyclesPerRow * (block_m + block_n), mma, hbm});
   const double exchange = split_k == 1 ? 0 : kExchangeFixedCycles + fp8_gemm_split_k_partial_bytes(block_m, block_n,
                                                                                                    split_k) / 32.0;
@@ -344,7 +351,7 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
   if (forced == 1 || env::tune_cluster() == 2 || best.waves != 1 || best.block_m > 128 ||
       k_blocks < kSplitKMinKBlocks || p.num_sms < 2)
     return;
-  const double unsplit = split_k_tile_cycles(best.block_m, best.block_n, k_blocks, 1, best.tiles);
+  const double unsplit = split_k_tile_cycles(best.block_m, best.block_n, k_blocks, 1, best.tiles, p.hbm_gbs);
   Fp8GemmConfig pick;
   double pick_cycles = kSplitKGain * unsplit;
   for (int block_n = 16; block_n <= (p.b_scale_per_row ? kMaxBlockNPerRowScale : kMaxBlockN); block_n += 16) {
@@ -352,7 +359,7 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
     if (env::tune_block_n() > 0 && block_n != env::tune_block_n()) continue;
     Fp8GemmConfig c;
     if (!make_config(p, best.block_m, block_n, m_blocks, 2, c) || c.waves != 1) continue;
-    const double cycles = split_k_tile_cycles(best.block_m, block_n, k_blocks, 2, 2 * c.tiles);
+    const double cycles = split_k_tile_cycles(best.block_m, block_n, k_blocks, 2, 2 * c.tiles, p.hbm_gbs);
     if (cycles < pick_cycles) {
       pick = c;
       pick_cycles = cycles;
@@ -364,17 +371,18 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
 }  // namespace
 
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
-                                     bool b_scale_per_row, bool out_f32, int c_kind) {
+                                     bool b_scale_per_row, bool out_f32, int c_kind, int hbm_gbs) {
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind};
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0)};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool multicast_pays =
       m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks);
   set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
-  if (env::print_configs()) print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row), best);
+  if (env::print_configs())
+    print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
   return best;
 }
 
@@ -399,7 +407,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
     return mode == kFp8GemmRagged ? std::min(blocks, ceil_div(rows, block_m) + g) : blocks;
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
-  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind};
+  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0};  // no split K
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
   const bool multicast_pays =

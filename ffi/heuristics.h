@@ -27,8 +27,11 @@ struct Fp8GemmConfig {
 // `b_scale_per_row` (1x128 B scales, read per column) lowers the BLOCK_N cap. Throws std::invalid_argument for n < 1,
 // k < 1, m < 0 or num_sms < 1.
 // `out_f32` / `c_kind` (as JDG_OUT_F32 / JDG_C_KIND) decide whether the TMA-store epilogue can be used.
+// `hbm_gbs`, the GPU's peak HBM bandwidth in GB/s (0: unknown, taken as an H100 SXM's), weighs B's stream when
+// deciding split K.
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
-                                     bool b_scale_per_row = false, bool out_f32 = false, int c_kind = 0);
+                                     bool b_scale_per_row = false, bool out_f32 = false, int c_kind = 0,
+                                     int hbm_gbs = 0);
 
 // The same for the grouped GEMMs; `mode` is a JDG_GROUPED_MODE value (fp8_gemm_abi.h), m the rows of A (masked:
 // per group), g the number of groups, expected_m (masked) the expected rows per group (<= 0: m). The model sizes

@@ -104,7 +104,7 @@ NB_MODULE(_C, m) {
       "compile_fp8_gemm",
       [](const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool a_e5m2,
          bool b_e5m2, bool b_scale_per_row, bool out_f32, std::int64_t c_kind, const std::string& grouping,
-         std::int64_t num_groups, std::int64_t expected_m) {
+         std::int64_t num_groups, std::int64_t expected_m, std::int64_t hbm_gbs) {
         jdg::Fp8GemmProblem p;
         p.grouping = jdg::parse_grouping(grouping);
         p.num_groups = num_groups;
@@ -114,6 +114,7 @@ NB_MODULE(_C, m) {
         p.n = n;
         p.k = k;
         p.num_sms = to_int(num_sms, "num_sms");
+        p.hbm_gbs = to_int(hbm_gbs, "hbm_gbs");
         p.a_e5m2 = a_e5m2;
         p.b_e5m2 = b_e5m2;
         p.b_scale_per_row = b_scale_per_row;
@@ -139,10 +140,11 @@ NB_MODULE(_C, m) {
       },
       "arch"_a, "m"_a, "n"_a, "k"_a, "num_sms"_a, "a_e5m2"_a = false, "b_e5m2"_a = false,
       "b_scale_per_row"_a = false, "out_f32"_a = false, "c_kind"_a = 0, "grouping"_a = "dense", "num_groups"_a = 1,
-      "expected_m"_a = 0,
+      "expected_m"_a = 0, "hbm_gbs"_a = 0,
       "Select the config and JIT-compile the FP8 GEMM kernel (no GPU needed). Returns kernel, config, source, "
       "cache ('memory' | 'disk' | 'compiled'), seconds, compiler. grouping: 'dense', 'contiguous', 'ragged' or "
-      "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint.");
+      "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint; hbm_gbs: the "
+      "GPU's peak HBM bandwidth in GB/s (0: unknown), which the dense split-K choice weighs.");
 
   m.def(
       "verify_cache_entry",
@@ -158,20 +160,33 @@ NB_MODULE(_C, m) {
       "select_fp8_gemm_config",
       [](std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool b_scale_per_row,
          const std::string& grouping, std::int64_t num_groups, std::int64_t expected_m, bool out_f32,
-         std::int64_t c_kind) {
+         std::int64_t c_kind, std::int64_t hbm_gbs) {
         const jdg::Grouping g = jdg::parse_grouping(grouping);
-        const int sms = to_int(num_sms, "num_sms"), c = to_int(c_kind, "c_kind");
+        const int sms = to_int(num_sms, "num_sms"), c = to_int(c_kind, "c_kind"), hbm = to_int(hbm_gbs, "hbm_gbs");
+        if (hbm < 0)
+          throw std::invalid_argument("select_fp8_gemm_config: hbm_gbs must be >= 0 (0: unknown), got " +
+                                      std::to_string(hbm));
         if (c < 0 || c > 2)
           throw std::invalid_argument("select_fp8_gemm_config: c_kind must be 0 (none), 1 (bf16) or 2 (f32), got " +
                                       std::to_string(c));
         if (g == jdg::Grouping::kDense)
-          return config_dict(jdg::select_fp8_gemm_config(m, n, k, sms, b_scale_per_row, out_f32, c));
+          return config_dict(jdg::select_fp8_gemm_config(m, n, k, sms, b_scale_per_row, out_f32, c, hbm));
         return config_dict(jdg::select_grouped_fp8_gemm_config(static_cast<int>(g), m, n, k, num_groups, expected_m,
                                                                sms, b_scale_per_row, out_f32, c));
       },
       "m"_a, "n"_a, "k"_a, "num_sms"_a, "b_scale_per_row"_a = false, "grouping"_a = "dense", "num_groups"_a = 1,
-      "expected_m"_a = 0, "out_f32"_a = false, "c_kind"_a = 0,
-      "The FP8 GEMM configuration the heuristic picks (no compilation); grouping as for compile_fp8_gemm.");
+      "expected_m"_a = 0, "out_f32"_a = false, "c_kind"_a = 0, "hbm_gbs"_a = 0,
+      "The FP8 GEMM configuration the heuristic picks (no compilation); grouping and hbm_gbs as for "
+      "compile_fp8_gemm.");
+
+  m.def(
+      "min_peak_memory_gbs",
+      [] {
+        nb::gil_scoped_release release;
+        return jdg::cu::min_peak_memory_gbs();
+      },
+      "The lowest peak memory bandwidth (GB/s) over the GPUs the CUDA driver sees; RuntimeError when it cannot say "
+      "(no driver, no device).");
 
   m.def(
       "runtime_info",

@@ -35,7 +35,7 @@ def _info(args) -> int:
     elif ext is None:
         print("kernels: not used (the extension is unavailable; the reference runs instead)")
     else:
-        print(f"kernels: available (sm_90, {runtime.get_num_sms()} SMs)")
+        print(f"kernels: available (sm_90, {runtime.get_num_sms()} SMs, {runtime.get_hbm_gbs()} GB/s peak memory)")
     return 0
 
 
@@ -81,12 +81,13 @@ def _warmup(args) -> int:
               "--k-grouped; each repeatable)", file=sys.stderr)
         return 2
     num_sms = args.num_sms or runtime.get_num_sms()
+    hbm_gbs = args.hbm_gbs if args.hbm_gbs is not None else runtime.get_hbm_gbs()
 
     def compile_one(label, m, n, k, out_f32=False, c_kind=0, per_row=False, grouping="dense", g=1, expected_m=0):
         # The kernels see K padded to 16 bytes, as the lowering pads it (k-grouped: K is a multiple of 128 already).
         k_seen = k if grouping == "k_grouped" else -(-k // 16) * 16
         info = ext.compile_fp8_gemm(args.arch, m, n, k_seen, num_sms, False, False, per_row, out_f32, c_kind,
-                                    grouping, g, expected_m)
+                                    grouping, g, expected_m, hbm_gbs)
         print(f"{label}: {info['kernel']}  [{info['cache']}, {info['seconds'] * 1e3:.1f} ms, {info['compiler']}]")
 
     try:
@@ -126,6 +127,8 @@ def main(argv=None) -> int:
     warm = sub.add_parser("warmup", help="compile the kernels that given shapes select into the cache (no GPU needed)")
     warm.add_argument("--arch", default="sm_90a")
     warm.add_argument("--num-sms", type=int, default=None, help="SM count to plan for (default: the GPU's, or 132)")
+    warm.add_argument("--hbm-gbs", type=int, default=None,
+                      help="peak memory bandwidth, GB/s, to plan for (default: the GPU's; 0 without one: an H100's)")
     warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape",
                       type=partial(_parse_shape, count=3, flag="--gemm"))
     warm.add_argument("--with-f32", action="store_true", help="also the f32-output kernels (weight gradients)")

@@ -34,8 +34,8 @@ def _scale_rows(x: jax.Array) -> jax.Array:
 
 
 def _common_attributes(a, b, per_row, out_dtype) -> dict:
-    return dict(k=a.shape[-1], num_sms=runtime.get_num_sms(), arch=runtime.ARCH, a_e5m2=a.dtype == jnp.float8_e5m2,
-                b_e5m2=b.dtype == jnp.float8_e5m2, b_scale_per_row=per_row,
+    return dict(k=a.shape[-1], num_sms=runtime.get_num_sms(), hbm_gbs=runtime.get_hbm_gbs(), arch=runtime.ARCH,
+                a_e5m2=a.dtype == jnp.float8_e5m2, b_e5m2=b.dtype == jnp.float8_e5m2, b_scale_per_row=per_row,
                 out_f32=jnp.dtype(out_dtype) == jnp.float32)
 
 

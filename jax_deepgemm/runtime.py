@@ -113,6 +113,22 @@ def get_num_sms() -> int:
     return min(available, _num_sms_cap) if _num_sms_cap else available
 
 
+_hbm_gbs: int | None = None
+
+
+def get_hbm_gbs() -> int:
+    """Peak memory bandwidth (GB/s) of the slowest GPU the CUDA driver sees, which the dense split-K choice weighs
+    (heuristics.cc, step 9); 0 when no GPU or no extension can say (lowering without a GPU: the H100's rate)."""
+    global _hbm_gbs
+    if _hbm_gbs is None:
+        ext = extension() if cuda_devices() else None
+        try:
+            _hbm_gbs = ext.min_peak_memory_gbs() if ext is not None else 0
+        except RuntimeError:
+            _hbm_gbs = 0
+    return _hbm_gbs
+
+
 def use_kernels() -> bool:
     """Whether a CUDA lowering should emit our FFI call (True) or the reference (False).
 

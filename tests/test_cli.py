@@ -93,13 +93,15 @@ def _have_nvrtc():
 def test_warmup_compiles_the_grouped_kernels(tmp_path):
     env = dict(os.environ, DG_JIT_CACHE_DIR=str(tmp_path), DG_JIT_USE_NVRTC="1")
     args = ["--num-sms", "132", "--contiguous", "4,1024,256,512", "--ragged", "4,1000,256,500",
-            "--masked", "2,512,256,512,128", "--k-grouped", "4,256,384,1024"]
+            "--masked", "2,512,256,512,128", "--k-grouped", "4,256,384,1024",
+            "--hbm-gbs", "4917", "--gemm", "128,4096,7168"]  # an H200's bandwidth: this shape splits K there
     with tempfile.TemporaryDirectory() as cwd:
         r = subprocess.run([sys.executable, "-m", "jax_deepgemm", "warmup", *args], cwd=cwd, env=env,
                            capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     for kernel in ("contiguous_n256_k512", "ragged_n256_k512", "masked_n256_k512", "k_grouped_n384_k1024"):
         assert f"jdg_fp8_gemm_{kernel}_" in r.stdout, r.stdout
+    assert re.search(r"jdg_fp8_gemm_n4096_k7168_bm128_bn64_\w*_sk2\b", r.stdout), r.stdout
     assert r.stdout.count("k_grouped") >= 2 and re.search(r"_c2(_\w+)? ", r.stdout)  # with and without C
     bad = run_cli("warmup", "--masked", "2,512,256", timeout=60)
     assert bad.returncode == 2 and "--masked takes 5" in bad.stderr

@@ -51,6 +51,18 @@ def test_dense_attributes_follow_the_call():
     assert attrs["a_e5m2"] == "true" and attrs["b_e5m2"] == "true"
 
 
+def test_hbm_bandwidth_reaches_the_call(monkeypatch):
+    """The GPU's peak memory bandwidth (for the split-K choice) is an attribute: the driver's, 0 without a GPU."""
+    from jax_deepgemm import runtime
+
+    a, b = _pairs(128, 256, 512)
+    expected = runtime.get_hbm_gbs()
+    assert expected >= 0 and (expected > 0 or not runtime.cuda_devices())
+    assert _attributes(_lower_cuda(dg.fp8_gemm_nt, a, b))["hbm_gbs"] == f"{expected} : i64"
+    monkeypatch.setattr(runtime, "_hbm_gbs", 4917)  # a new function: jit would reuse the first trace
+    assert _attributes(_lower_cuda(lambda a, b: dg.fp8_gemm_nt(a, b), a, b))["hbm_gbs"] == "4917 : i64"
+
+
 @pytest.mark.parametrize("layout", ["nn", "tn", "tt"])
 def test_other_layouts_reach_the_same_kernel(layout):
     a, b = _pairs(128, 256, 384)

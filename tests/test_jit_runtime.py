@@ -70,7 +70,8 @@ SMEM_LIMIT = 232448
                                    (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096),
                                    (4096, 7168, 16384), (8192, 4096, 32768)])
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
-def test_heuristic(m, n, k, num_sms, monkeypatch):
+@pytest.mark.parametrize("hbm_gbs", [0, 4917])  # unknown (an H100's rate), an H200
+def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")  # steps 1-5; step 9 (split K) is checked against this choice below
     c = _C.select_fp8_gemm_config(m, n, k, num_sms)
     assert c["split_k"] == 1
@@ -98,31 +99,34 @@ def test_heuristic(m, n, k, num_sms, monkeypatch):
             if bm < 256 or bn <= 128:
                 assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
     monkeypatch.delenv("DG_TUNE_SPLIT_K")  # unset: the model's choice, as with DG_TUNE_SPLIT_K=0
-    chosen = _C.select_fp8_gemm_config(m, n, k, num_sms)
-    _check_split_k(m, n, k, num_sms, c, chosen)
+    chosen = _C.select_fp8_gemm_config(m, n, k, num_sms, hbm_gbs=hbm_gbs)
+    _check_split_k(m, n, k, num_sms, c, chosen, hbm_gbs)
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")
-    assert _C.select_fp8_gemm_config(m, n, k, num_sms) == chosen
+    assert _C.select_fp8_gemm_config(m, n, k, num_sms, hbm_gbs=hbm_gbs) == chosen
 
 
-def _split_k_cycles(bm, bn, kb, split_k, ctas):
+def _split_k_cycles(bm, bn, kb, split_k, ctas, hbm_gbs):
     """heuristics.cc, step 9: a CTA's cycles on one tile while `ctas` CTAs run (per K block the dearest of its copies
     at 2.8 cycles per 128-byte row, 400, its wgmma at 4096 FLOP per cycle and the chip's HBM stream of B at 1350
-    bytes per cycle; with split K the exchange of the partial tiles at 32 bytes per cycle plus 500)."""
+    bytes per cycle for an H100's 3352 GB/s, scaled by the GPU's, hbm_gbs; with split K the exchange of the partial
+    tiles at 32 bytes per cycle plus 500)."""
     exchange = 0 if split_k == 1 else 500 + (split_k - 1) * bm * bn * 4 / 32
-    per_k_block = max(400, 2.8 * (bm + bn), 2 * bm * bn * 128 / 4096, ctas * bn * 128 / 1350)
+    hbm_rate = 1350 * (hbm_gbs / 3352 if hbm_gbs else 1)
+    per_k_block = max(400, 2.8 * (bm + bn), 2 * bm * bn * 128 / 4096, ctas * bn * 128 / hbm_rate)
     return -(-kb // split_k) * per_k_block + exchange
 
 
-def _check_split_k(m, n, k, num_sms, unsplit, c):
+def _check_split_k(m, n, k, num_sms, unsplit, c, hbm_gbs):
     """Step 9: a one-wave choice with at most 128-row tiles over >= 16 K blocks takes split K over 2 CTAs with the
     width the model expects fastest, where that is below 0.8 of the unsplit time; everything else stays as it was."""
     kb, bm = -(-k // 128), unsplit["block_m"]
-    best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1, unsplit["tiles"])
+    best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1, unsplit["tiles"], hbm_gbs)
     if unsplit["waves"] == 1 and bm <= 128 and kb >= 16 and num_sms >= 2:
         for bn in (16, 32, 64, 128, 160, 192):
             tiles = -(-m // bm) * -(-n // bn)
-            if 2 * tiles <= num_sms // 2 * 2 and _split_k_cycles(bm, bn, kb, 2, 2 * tiles) < best_cycles:
-                best, best_cycles = bn, _split_k_cycles(bm, bn, kb, 2, 2 * tiles)
+            cycles = _split_k_cycles(bm, bn, kb, 2, 2 * tiles, hbm_gbs)
+            if 2 * tiles <= num_sms // 2 * 2 and cycles < best_cycles:
+                best, best_cycles = bn, cycles
     if best is None:
         assert c == unsplit
         return
@@ -182,8 +186,19 @@ def test_tune_split_k(monkeypatch):
         assert _C.select_fp8_gemm_config(m, n, k, 132)["split_k"] == 1, (m, n, k)
     # ... nor into 128 x 128 tiles, whose wgmma per K block costs what the copies of 128 x 64 ones do
     for m, n, k in ((128, 7168, 16384), (256, 4096, 7168)):
-        c = _C.select_fp8_gemm_config(m, n, k, 132)
-        assert (c["block_m"], c["block_n"], c["split_k"]) == (128, 64, 1), (m, n, k)
+        for hbm_gbs in (0, 3352, 4917):
+            c = _C.select_fp8_gemm_config(m, n, k, 132, hbm_gbs=hbm_gbs)
+            assert (c["block_m"], c["block_n"], c["split_k"]) == (128, 64, 1), (m, n, k, hbm_gbs)
+    # The H100's own bandwidth is the rate assumed when it is unknown; the H200's faster HBM makes the stream of B
+    # cheaper, so N = 4096 (M <= 128) and 256 x 2112 x 7168 split there (measured faster on an H200 only, NOTES 22)
+    for m, n, k in ((64, 4096, 7168), (128, 4096, 7168), (256, 2112, 7168), (64, 7168, 16384), (128, 2112, 7168)):
+        assert _C.select_fp8_gemm_config(m, n, k, 132, hbm_gbs=3352) == _C.select_fp8_gemm_config(m, n, k, 132)
+    for m, n, k, bm in ((64, 4096, 7168, 64), (128, 4096, 7168, 128), (256, 2112, 7168, 128)):
+        c = _C.select_fp8_gemm_config(m, n, k, 132, hbm_gbs=4917)
+        assert (c["block_m"], c["block_n"], c["split_k"], c["grid"]) == (bm, 64, 2, 2 * c["tiles"]), (m, n, k)
+    assert _C.select_fp8_gemm_config(64, 7168, 16384, 132, hbm_gbs=4917)["split_k"] == 1
+    with pytest.raises(ValueError, match="hbm_gbs must be >= 0"):
+        _C.select_fp8_gemm_config(128, 4096, 7168, 132, hbm_gbs=-1)
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the same
     c = _C.select_fp8_gemm_config(128, 2112, 7168, 132)
     assert (c["block_m"], c["block_n"], c["split_k"], c["cluster"], c["grid"]) == (128, 32, 2, 1, 132)

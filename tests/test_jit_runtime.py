@@ -100,7 +100,7 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
                 assert cost(bm, bn) >= cost(c["block_m"], c["block_n"]), (bm, bn)
     monkeypatch.delenv("DG_TUNE_SPLIT_K")  # unset: the model's choice, as with DG_TUNE_SPLIT_K=0
     chosen = _C.select_fp8_gemm_config(m, n, k, num_sms, hbm_gbs=hbm_gbs)
-    _check_split_k(m, n, k, num_sms, c, chosen, hbm_gbs)
+    _check_split_k(m, n, k, num_sms, c, chosen, hbm_gbs, monkeypatch)
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")
     assert _C.select_fp8_gemm_config(m, n, k, num_sms, hbm_gbs=hbm_gbs) == chosen
 
@@ -116,16 +116,26 @@ def _split_k_cycles(bm, bn, kb, split_k, ctas, hbm_gbs):
     return -(-kb // split_k) * per_k_block + exchange
 
 
-def _check_split_k(m, n, k, num_sms, unsplit, c, hbm_gbs):
+def _split_stages(m, n, k, num_sms, bm, bn, monkeypatch):
+    """The stages of BLOCK_M x BLOCK_N tiles split over 2 (forced)."""
+    with monkeypatch.context() as mp:
+        for knob, value in (("SPLIT_K", 2), ("BLOCK_M", bm), ("BLOCK_N", bn)):
+            mp.setenv(f"DG_TUNE_{knob}", str(value))
+        return _C.select_fp8_gemm_config(m, n, k, num_sms)["stages"]
+
+
+def _check_split_k(m, n, k, num_sms, unsplit, c, hbm_gbs, monkeypatch):
     """Step 9: a one-wave choice with at most 128-row tiles over >= 16 K blocks takes split K over 2 CTAs with the
-    width the model expects fastest, where that is below 0.8 of the unsplit time; everything else stays as it was."""
+    width the model expects fastest, where that is below 0.8 of the unsplit time and the split tiles keep >= 4
+    stages; everything else stays as it was."""
     kb, bm = -(-k // 128), unsplit["block_m"]
     best, best_cycles = None, 0.8 * _split_k_cycles(bm, unsplit["block_n"], kb, 1, unsplit["tiles"], hbm_gbs)
     if unsplit["waves"] == 1 and bm <= 128 and kb >= 16 and num_sms >= 2:
         for bn in (16, 32, 64, 128, 160, 192):
             tiles = -(-m // bm) * -(-n // bn)
             cycles = _split_k_cycles(bm, bn, kb, 2, 2 * tiles, hbm_gbs)
-            if 2 * tiles <= num_sms // 2 * 2 and cycles < best_cycles:
+            if 2 * tiles <= num_sms // 2 * 2 and cycles < best_cycles and \
+                    _split_stages(m, n, k, num_sms, bm, bn, monkeypatch) >= 4:
                 best, best_cycles = bn, cycles
     if best is None:
         assert c == unsplit
@@ -197,6 +207,14 @@ def test_tune_split_k(monkeypatch):
         c = _C.select_fp8_gemm_config(m, n, k, 132, hbm_gbs=4917)
         assert (c["block_m"], c["block_n"], c["split_k"], c["grid"]) == (bm, 64, 2, 2 * c["tiles"]), (m, n, k)
     assert _C.select_fp8_gemm_config(64, 7168, 16384, 132, hbm_gbs=4917)["split_k"] == 1
+    # 128 x 160 split tiles would pay in the model at an H200's rate, but keep 3 stages (NOTES 22, 30): not taken
+    c = _C.select_fp8_gemm_config(256, 5120, 7168, 132, hbm_gbs=4917)
+    assert (c["block_m"], c["block_n"], c["split_k"]) == (128, 128, 1)
+    monkeypatch.setenv("DG_TUNE_SPLIT_K", "2")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "160")
+    assert _C.select_fp8_gemm_config(256, 5120, 7168, 132, hbm_gbs=4917)["stages"] == 3
+    monkeypatch.delenv("DG_TUNE_SPLIT_K")
+    monkeypatch.delenv("DG_TUNE_BLOCK_N")
     with pytest.raises(ValueError, match="hbm_gbs must be >= 0"):
         _C.select_fp8_gemm_config(128, 4096, 7168, 132, hbm_gbs=-1)
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "0")  # the same

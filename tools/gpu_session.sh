@@ -169,7 +169,8 @@ case "$phase" in
     ;;
   splitk)
     # the split-K GPU tests, one process per forced configuration (each compiles its own kernels)
-    for cfg in bm64-bn32-sk2-tma0 bm128-bn64-sk2-tma1 bm64-bn64-sk2-tma1 bm64-bn64-sk4-tma1 bm128-bn32-sk4-tma0; do
+    for cfg in bm64-bn32-sk2-tma0 bm128-bn64-sk2-tma1 bm64-bn64-sk2-tma1 bm64-bn128-sk2-tma1 bm64-bn64-sk4-tma1 \
+               bm128-bn32-sk4-tma0; do
       timeout -k 5 240 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cacheprovider -k "split_k and $cfg" \
         2>&1 | quiet >"$OUT/split_k_tests_$cfg.log" &
     done

@@ -69,7 +69,8 @@ def test_warmup_without_work_or_extension():
         assert "nothing to compile" in r.stderr
 
 
-@pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many"), ("bench", "--flush-mb", "64"),
+@pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many"), ("warmup", "--hbm-gbs", "fast"),
+                                  ("bench", "--flush-mb", "64"),
                                   ("bench", "--flush-mb", "lots"), ("bench", "--grouped", "masked,dense")])
 def test_bad_usage_exits_2(args):
     r = run_cli(*args, timeout=60)
@@ -107,6 +108,8 @@ def test_warmup_compiles_the_grouped_kernels(tmp_path):
     assert bad.returncode == 2 and "--masked takes 5" in bad.stderr
     bad = run_cli("warmup", "--k-grouped", "2,64,64,100", timeout=60)  # K not a multiple of 128: no kernel takes it
     assert bad.returncode == 2 and "warmup: jdg_fp8_gemm: k must be" in bad.stderr and "Traceback" not in bad.stderr
+    bad = run_cli("warmup", "--hbm-gbs", "-5", "--gemm", "64,256,512", timeout=60)
+    assert bad.returncode == 2 and "hbm_gbs must be >= 0" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_bench_grouped_kinds_see_the_same_inputs(monkeypatch):

@@ -304,8 +304,9 @@ constexpr double kMmaFlopsPerCycle = 4096;  // dense FP8 wgmma per SM: ~990 TFLO
 // B's HBM stream on an H100 SXM (3352 GB/s peak), ~2.4 TB/s at ~1.75 GHz: about what the unsplit small-M kernels
 // reach there (2.0-2.4 TB/s on 64 x 4096 x 7168, depending on how much of its time is fixed), and the rate at which
 // the model splits exactly the shapes that measured faster split on the H100 (NOTES 22). Other GPUs scale it by
-// their peak (hbm_gbs): the H200's 4917 GB/s gives ~1980 bytes per cycle, at which the model also splits the
-// shapes that measured faster split there only (NOTES 22, 30). Unknown (hbm_gbs 0): the H100's rate.
+// their peak (hbm_gbs): an H200's 4.8-4.9 TB/s gives ~1950 bytes per cycle, at which the model also splits tiles
+// that were measured split on an H200 only (NOTES 22: -5% / -10% on 128 x 4096 x 7168 / 256 x 2112 x 7168, 0% on
+// 64 x 4096 x 7168; NOTES 30). Unknown (hbm_gbs 0): the H100's rate.
 constexpr double kHbmBytesPerCycle = 1350;
 constexpr double kHbmReferenceGbs = 3352;
 double hbm_bytes_per_cycle(int hbm_gbs) {

@@ -78,8 +78,10 @@
 //    time, with the width it expects fastest among those that keep one wave. Measured (NOTES 22, same runs, split
 //    against unsplit): 64 / 128 x 2112 x 7168 -14% / -10% on an H100, -27% / -20% on an H200; where B's HBM stream
 //    binds (64 / 128 x 4096 x 7168, 64 x 7168 x 16384) +15% / +7% / +2% on the H100 and -0% / -5% / -3% on the H200,
-//    which the HBM term rules out; 128 x 128 split tiles (128 x 7168 x 16384, 256 x 4096 x 7168; ruled out by the
-//    tensor-core term) 0% to +32% slower on the H200. Clusters of 4 (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower.
+//    which the HBM term, at the GPU's own peak bandwidth (hbm_gbs), rules out on the H100 and, for the first two,
+//    lets through on the H200 (NOTES 30); 128 x 128 split tiles (128 x 7168 x 16384, 256 x 4096 x 7168; ruled out
+//    by the tensor-core term and by needing >= 4 stages) 0% to +32% slower on the H200. Clusters of 4
+//    (DG_TUNE_SPLIT_K=4 only) ran 1.2-1.7x slower.
 //    DG_TUNE_SPLIT_K=1 turns split K off; 2 / 4 force it on the unsplit choice's tiles.
 // 10. Tail split (fp8_gemm_tail_split_supported: dense, contiguous, masked; no multicast, no split K): the kernel
 //    counts its tiles on the device, and when the last round would keep at most half of the CTAs busy, the CTAs

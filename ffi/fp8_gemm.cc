@@ -426,7 +426,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (!cfg.tma_store) {
     map_d = map_sa;  // unused by the kernel
   } else if (auto e = encode_map(driver, &map_d, "d (result)", cu::CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
-                                 cu::CU_TENSOR_MAP_SWIZZLE_128B, d->untyped_data(), d_rows, p.n, 64, cfg.block_m);
+                                 cu::CU_TENSOR_MAP_SWIZZLE_128B, d->untyped_data(), d_rows, p.n, 64,
+                                 fp8_gemm_d_box_rows(cfg.block_m));
              e.failure()) {
     return e;
   }

@@ -219,6 +219,7 @@ static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN)
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
               "the TMA-store epilogue takes bf16 out without C, not k-grouped, BLOCK_N % 64 == 0, N % 8 == 0");
+static_assert(kWaves * 64 == fp8_gemm_d_box_rows(kBlockM), "a consumer warpgroup's rows are one D box");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),
               "JDG_SPLIT_K takes 1, or 2 / 4 for dense GEMMs with BLOCK_M <= 128 and no multicast (JDG_CLUSTER 1)");
@@ -1298,16 +1299,23 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
         if (kLoneColumn && tile.rows == 0) return;  // the lone column's tile past M (uniform over the CTA)
         // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
-        // choice is uniform over the CTA, as the named barriers below need.
+        // choice is uniform over each warpgroup, as the named barriers below need.
         constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
         if (kTmaStore && (kTilesOwnRows || tile.rows == kBlockM)) {
-          // Epilogue through shared memory: once the previous tile's stores have read the staging tile, every
-          // warp writes its bf16 fragments into it with stmatrix (swizzled, conflict-free), and one
-          // thread stores each 64-column atom with TMA, clipped at M and N, without waiting: the stores overlap the
-          // next tile's main loop. (The producer is already loading the next tile's stages meanwhile.)
-          const bool issuer = threadIdx.x == 0;
+          // Epilogue through shared memory, each consumer warpgroup on its own rows (kWaves x 64 of the tile, one
+          // box of the D tensor map per 64-column atom): once its previous tile's stores have read its part of the
+          // staging tile, its warps write their bf16 fragments there with stmatrix (swizzled, conflict-free), and
+          // one of its threads stores each atom with TMA, clipped at M and N, without waiting: the stores overlap
+          // the next tile's main loop. Its own named barrier, not one over both warpgroups: the first to finish its
+          // last K block stores and starts the next tile, whose wgmmas then run while the other one stores (a
+          // common barrier left the tensor cores idle through the epilogue, and through the wait for the later
+          // warpgroup). The producer is already loading the next tile's stages meanwhile.
+          constexpr int kStoreRows = kWaves * 64;  // fp8_gemm_d_box_rows
+          const bool issuer = threadIdx.x % 128 == 0;
+          const unsigned int barrier = 1 + warpgroup;  // ids 1 and 2 (0 is __syncthreads')
+          const int part = warpgroup * kStoreRows;     // the warpgroup's first row in the tile
           if (issuer) ptx::bulk_wait_group_read<0>();
-          ptx::named_barrier_sync(1, kNumMathThreads);
+          ptx::named_barrier_sync(barrier, 128);
           // One stmatrix per 16 x 16 block: matrices (rows +0, chunk c), (rows +8, c), (+0, c + 1), (+8, c + 1) of the
           // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom q / 8,
           // chunk (q % 8) ^ (r % 8) of the row (an 8-lane group's 8 rows hit 8 different 16-byte bank groups).
@@ -1315,7 +1323,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           const int my_half = (lane / 8) % 2, my_chunk_step = lane / 16;
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
-            const int r = (warpgroup * kWaves + v) * 64 + (warp % 4) * 16 + 8 * my_half + lane % 8;
+            const int r = part + v * 64 + (warp % 4) * 16 + 8 * my_half + lane % 8;
 #pragma unroll
             for (int c = 0; c < kNumChunks; c += 2) {
               const int q = c + my_chunk_step;
@@ -1327,12 +1335,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
           }
           ptx::fence_proxy_async_shared();
-          ptx::named_barrier_sync(1, kNumMathThreads);
+          ptx::named_barrier_sync(barrier, 128);
           if (issuer) {
 #pragma unroll
             for (int a = 0; a < kBlockN / 64; ++a)  // atoms wholly past N (the last N tile) store nothing
               if (n0 + 64 * a < kN)
-                ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes, n0 + 64 * a, tile.d_row0);
+                ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes + part * 128, n0 + 64 * a,
+                                  tile.d_row0 + part);
             ptx::bulk_commit_group();
           }
         } else {
@@ -1359,8 +1368,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       }
       epilogue();
     }
-    // The last tile's stores must be done with the staging tile (and their writes issued) before the CTA exits.
-    if (kTmaStore && threadIdx.x == 0) ptx::bulk_wait_group<0>();
+    // The last tile's stores (each warpgroup's) must be done with the staging tile (and their writes issued) before
+    // the CTA exits.
+    if (kTmaStore && threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>();
   }
 #if JDG_PROFILE_WAITS
   {

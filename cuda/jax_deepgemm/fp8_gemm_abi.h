@@ -174,6 +174,10 @@ constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, 
   return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 64 == 0 && n % 8 == 0;
 }
 
+// The TMA-store epilogue: each consumer warpgroup stores its own rows of the tile, so the result's tensor map has
+// boxes of 64 columns x this many rows.
+constexpr int fp8_gemm_d_box_rows(int block_m) { return block_m / fp8_gemm_math_warpgroups(block_m); }
+
 // The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two
 // waves' results) and three accumulator sets of BLOCK_N / 2 registers within the consumers' budget (BLOCK_N <= 128).
 constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) { return block_m <= 128 && block_n <= 128; }

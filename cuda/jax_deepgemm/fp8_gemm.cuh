@@ -245,6 +245,13 @@ struct BoolConstant {
   __device__ constexpr operator bool() const { return B; }
 };
 
+// A compile-time int as a type (see IntConstant's use for 192-wide tiles' scale-block offset).
+template <int V>
+struct IntConstant {
+  static constexpr int value = V;
+  __device__ constexpr operator int() const { return V; }
+};
+
 struct alignas(8) Float2 {
   float x, y;
 };
@@ -590,11 +597,12 @@ __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const fl
   }
 }
 
-// Promotion with 128x128 B scales sb[] of the (up to 3) column blocks the tile touches; n_off = n0 % 128. `acc` holds
-// the tile's 8-column chunks [kChunk0, kChunk0 + kChunks) (kSplitHalves: one half of the tile), `out` all of them.
-template <bool kRowMask, int kChunk0 = 0, int kChunks = kNumChunks>
+// Promotion with 128x128 B scales sb[] of the (up to 3) column blocks the tile touches; n_off = n0 % 128, an int or
+// an IntConstant (then each chunk's block is known at compile time). `acc` holds the tile's 8-column chunks
+// [kChunk0, kChunk0 + kChunks) (kSplitHalves: one half of the tile), `out` all of them.
+template <bool kRowMask, int kChunk0 = 0, int kChunks = kNumChunks, typename NOff>
 __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const float (&acc)[4 * kChunks],
-                                               const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1, int n_off,
+                                               const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1, NOff n_off,
                                                bool keep0, bool keep1) {
   if constexpr (kMaxBScaleBlocks == 1) {
     // BLOCK_N divides 128: the whole tile lies in one 128-column scale block, one scalar per K block.
@@ -633,10 +641,10 @@ __device__ __forceinline__ void promote_blocks(float (&out)[kAccRegs], const flo
 
 // A pass's promotion of one wave: the row-selecting variants only where a contiguous pass leaves out some of this
 // warp's rows (all_rows false), so that every other pass runs the plain FFMA stream.
-template <int kChunk0 = 0, int kChunks = kNumChunks>
+template <int kChunk0 = 0, int kChunks = kNumChunks, typename NOff = int>
 __device__ __forceinline__ void promote_blocks_of_pass(float (&out)[kAccRegs], const float (&acc)[4 * kChunks],
                                                        const float (&sb)[kMaxBScaleBlocks], float sa0, float sa1,
-                                                       int n_off, bool all_rows, bool keep0, bool keep1) {
+                                                       NOff n_off, bool all_rows, bool keep0, bool keep1) {
   if (kContiguous && !all_rows) {
     promote_blocks<kContiguous, kChunk0, kChunks>(out, acc, sb, sa0, sa1, n_off, keep0, keep1);
   } else {
@@ -1027,10 +1035,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     float acc_lo[kAccRegs / 2], acc_hi[kAccRegs / 2];
     // `split`: BoolConstant<kSplitHalves>, so that the body is compiled only for the kernels that take it.
     // `all_rows` as in pipelined_pass.
+    // `n_off`: n0 % 128, an int or (192-wide tiles) an IntConstant, see the call.
     auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
-                          auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase) {
+                          auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase, auto n_off) {
       if constexpr (decltype(split)::value) {
-        const int n0 = tile.n_block * kBlockN;
         const int r0 = wave_row0[0], box = r0 / kSABoxRows;
         auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
           wgmma_k_block<kHalfN>(a, desc_a0 + st * (kSmemABytes >> 4),
@@ -1039,7 +1047,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         auto promote = [&](auto half, const float (&a)[kAccRegs / 2], const float (&sb)[kMaxBScaleBlocks], float sa0,
                            float sa1) {
           constexpr int kChunk0 = decltype(half)::value ? kHalfChunks : 0;
-          promote_blocks_of_pass<kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n0 % 128, all_rows, keep0, keep1);
+          promote_blocks_of_pass<kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n_off, all_rows, keep0, keep1);
         };
         auto advance = [&] {
           if (++stage == kStages) {
@@ -1178,10 +1186,25 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           if constexpr (kSplitHalves) {
             if (any_active && tile.num_kb > 0) {
               constexpr BoolConstant<kSplitHalves> split{};
-              if (!kContiguous || whole) {
-                split_pass(split, tile, b_scale_blk, BoolConstant<true>{}, keep0[0], keep1[0], stage, phase);
+              auto run = [&](auto n_off) {
+                if (!kContiguous || whole) {
+                  split_pass(split, tile, b_scale_blk, BoolConstant<true>{}, keep0[0], keep1[0], stage, phase, n_off);
+                } else {
+                  split_pass(split, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase, n_off);
+                }
+              };
+              // A 192-wide tile starts at column 0 or 64 of a 128-column scale block: the K loop is compiled for
+              // each, so that every chunk's block scale is chosen at compile time (with the offset at run time the
+              // promotion selected per chunk: 32 FSEL and 29 PLOP3 beside its 96 FFMA per K block). Widths with more
+              // possible offsets (96, 160, 224: four) keep the run-time choice rather than four copies of the loop.
+              if constexpr (kMaxBScaleBlocks > 1 && 128 / gcd(kBlockN, 128) == 2) {
+                if (n0 % 128 == 0) {
+                  run(IntConstant<0>{});
+                } else {
+                  run(IntConstant<64>{});
+                }
               } else {
-                split_pass(split, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase);
+                run(n0 % 128);
               }
               return;
             }

@@ -160,8 +160,10 @@ def test_tune_cluster(monkeypatch):
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 128, 2, 132)
     assert _C.select_fp8_gemm_config(1024, 7168, 16384, 132)["cluster"] == 1  # M < 2048
-    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
+    c = _C.select_fp8_gemm_config(2048, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
+    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 128 x 192 (ties 256 x 64 in the model, see cost_of)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks

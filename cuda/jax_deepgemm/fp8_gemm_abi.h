@@ -73,8 +73,9 @@
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
 //   D: JDG_TMA_STORE 1 only (otherwise any valid map, unused): the bf16 output [rows of D, N] as 2-byte elements
-//      (masked: G * group_m rows), dims {N, rows}, box {64, BLOCK_M}, 128-byte swizzle: one store per 64 columns
-//      of a tile, clipped at the last row and at N.
+//      (masked: G * group_m rows), dims {N, rows}, box {64, fp8_gemm_d_box_rows(BLOCK_M)} (one consumer
+//      warpgroup's rows), 128-byte swizzle: one store per 64 columns of each warpgroup's part of a tile, clipped at
+//      the last row and at N.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
 //   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert

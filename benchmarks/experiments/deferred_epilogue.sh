@@ -1,31 +1,22 @@
 #!/usr/bin/env bash
-# The epilogue deferred into the next tile's first K block (NOTES 31): same-run A/B of the working tree's kernel
-# headers against HEAD's (AB_BASE to name another revision; the host side is the same), kernel time only, dense rows
-# alternating over two rounds and the grouped rows once each; then the GPU tests of the paths it touches (256-row
-# tiles of every mode, the TMA store), in parallel. One device call; logs under $OUT.
+# The epilogue deferred into the next tile's first K block (NOTES 31): deferred_epilogue.patch applied to the working
+# tree's kernel headers, same-run A/B against HEAD's (or AB_OLD_DIR's; the host side is the same), kernel time only,
+# dense rows alternating over two rounds and the grouped rows once each; then the GPU tests of the paths it touches
+# (256-row tiles of every mode, the TMA store) with the patch, in parallel. One device call; logs under $OUT.
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 start=$SECONDS
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git rev-parse HEAD; } | tee "$OUT/machine.txt"
-# The base kernel headers: AB_OLD_DIR (a copy sent along: the device copy's git history may lag), else HEAD's.
-rm -rf /tmp/ab_new_cuda /tmp/ab_old_cuda && cp -r cuda /tmp/ab_new_cuda
-if [ -n "${AB_OLD_DIR:-}" ]; then cp -r "$AB_OLD_DIR" /tmp/ab_old_cuda; else git checkout -q HEAD -- cuda && cp -r cuda /tmp/ab_old_cuda; fi
-diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"$OUT/ab_change.diff"
+git apply benchmarks/experiments/deferred_epilogue.patch || exit 1
+. benchmarks/experiments/ab_headers.sh
+ab_prepare "${AB_OLD_DIR:-}"
 dense="4096,32768,512 4096,24576,1536 4096,7168,2048 2048,7168,2048 4096,7168,16384 4096,4096,7168 4096,2112,7168"
 dense+=" 4096,7000,7000 256,7168,2048"
-for round in 1 2; do for v in new old; do
-  rm -rf cuda && cp -r /tmp/ab_${v}_cuda cuda
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 100 python benchmarks/experiments/dense_rows.py $dense 2>&1 |
-    grep -E " us |rror" | sed "s/^/$v r$round /"
-done; done | tee "$OUT/ab_dense.txt"
-for v in new old; do
-  rm -rf cuda && cp -r /tmp/ab_${v}_cuda cuda
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 110 python benchmarks/experiments/grouped_rows.py contiguous masked \
-    k_grouped 2>&1 | grep -E " us |rror" | sed "s/^/$v /"
-done | tee "$OUT/ab_grouped.txt"
-rm -rf cuda && cp -r /tmp/ab_new_cuda cuda
+# shellcheck disable=SC2086  # the shapes are words
+ab_dense 2 $dense | tee "$OUT/ab_dense.txt"
+ab_grouped contiguous masked k_grouped | tee "$OUT/ab_grouped.txt"
 echo "after A/B: $((SECONDS - start)) s" | tee -a "$OUT/machine.txt"
 left=$((580 - (SECONDS - start)))
 [ $left -gt 60 ] || exit 0

@@ -9,9 +9,8 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 start=$SECONDS
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
-rm -rf /tmp/ab_new_cuda /tmp/ab_old_cuda && cp -r cuda /tmp/ab_new_cuda
-if [ -n "${AB_OLD_DIR:-}" ]; then cp -r "$AB_OLD_DIR" /tmp/ab_old_cuda; else git checkout -q HEAD -- cuda && cp -r cuda /tmp/ab_old_cuda; fi
-diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"$OUT/ab_change.diff"
+. benchmarks/experiments/ab_headers.sh
+ab_prepare "${AB_OLD_DIR:-}"
 rows() {  # label: the rows, each process with its own settings
   DG_JIT_CACHE_DIR=/tmp/ab_cache_$1 timeout -k 5 60 python benchmarks/experiments/dense_rows.py 64,24576,1536 \
     128,24576,1536 2>&1 | grep -E " us |rror"
@@ -22,10 +21,10 @@ rows() {  # label: the rows, each process with its own settings
   done
 }
 for round in 1 2; do for v in new old; do
-  rm -rf cuda && cp -r /tmp/ab_${v}_cuda cuda
+  ab_use $v
   rows $v | sed "s/^/$v r$round /"
 done; done | tee "$OUT/ab_dense.txt"
-rm -rf cuda && cp -r /tmp/ab_new_cuda cuda
+ab_use new
 echo "after A/B: $((SECONDS - start)) s" | tee -a "$OUT/machine.txt"
 left=$((580 - (SECONDS - start)))
 [ $left -gt 60 ] || exit 0

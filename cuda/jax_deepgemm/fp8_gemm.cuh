@@ -197,6 +197,12 @@ constexpr int kMaxBScaleBlocks = (128 - gcd(kBlockN, 128) + kBlockN - 1) / 128 +
 // one scale block. Tiles that may straddle two or three would hold that many more registers across the loop (ptxas
 // spills at 128 x 176, and the promotion's FFMA interleave moves at contiguous 128 x 160), so they load per K block.
 constexpr bool kBScaleChunks = !kBScalePerRow && kMaxBScaleBlocks == 1;
+// Tiles that straddle scale blocks start at a multiple of kScaleOffsetStep in their first one: kScaleOffsets
+// possible offsets. The half-width loop is compiled once per offset where there are at most
+// kMaxCompiledScaleOffsets (192 wide: 2; 160 wide would take 4 copies of the loop, 96 and 224 too: not measured).
+constexpr int kScaleOffsetStep = gcd(kBlockN, 128);
+constexpr int kScaleOffsets = 128 / kScaleOffsetStep;
+constexpr int kMaxCompiledScaleOffsets = 2;
 
 // JDG_SPLIT_HALVES: tiles too wide for two accumulators (one 64-row wave of BLOCK_N 160 / 192 per consumer) issue each
 // K block's wgmmas as two BLOCK_N/2-wide groups into two half accumulators (the registers of one), so that each half
@@ -251,6 +257,18 @@ struct IntConstant {
   static constexpr int value = V;
   __device__ constexpr operator int() const { return V; }
 };
+
+// run(IntConstant<kStep * i>{}) for the i < kCount with n_off == kStep * i (n_off must be one of them).
+template <int kStep, int kCount, int I = 0, typename Run>
+__device__ __forceinline__ void with_constant_offset(int n_off, Run&& run) {
+  if constexpr (I + 1 == kCount) {
+    run(IntConstant<kStep * I>{});
+  } else if (n_off == kStep * I) {
+    run(IntConstant<kStep * I>{});
+  } else {
+    with_constant_offset<kStep, kCount, I + 1>(n_off, run);
+  }
+}
 
 struct alignas(8) Float2 {
   float x, y;
@@ -1193,16 +1211,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   split_pass(split, tile, b_scale_blk, all_rows[0], keep0[0], keep1[0], stage, phase, n_off);
                 }
               };
-              // A 192-wide tile starts at column 0 or 64 of a 128-column scale block: the K loop is compiled for
-              // each, so that every chunk's block scale is chosen at compile time (with the offset at run time the
-              // promotion selected per chunk: 32 FSEL and 29 PLOP3 beside its 96 FFMA per K block). Widths with more
-              // possible offsets (96, 160, 224: four) keep the run-time choice rather than four copies of the loop.
-              if constexpr (kMaxBScaleBlocks > 1 && 128 / gcd(kBlockN, 128) == 2) {
-                if (n0 % 128 == 0) {
-                  run(IntConstant<0>{});
-                } else {
-                  run(IntConstant<64>{});
-                }
+              // A tile that straddles scale blocks starts at one of 128 / gcd(BLOCK_N, 128) offsets in its first
+              // one (192 wide: 0 or 64): the K loop is compiled for each, up to kMaxCompiledScaleOffsets, so that
+              // every chunk's block scale is chosen at compile time (with the offset at run time the promotion
+              // selected per chunk: 32 FSEL and 29 PLOP3 beside its 96 FFMA per K block at 192, NOTES 32).
+              if constexpr (kMaxBScaleBlocks > 1 && kScaleOffsets <= kMaxCompiledScaleOffsets) {
+                with_constant_offset<kScaleOffsetStep, kScaleOffsets>(n0 % 128, run);
               } else {
                 run(n0 % 128);
               }

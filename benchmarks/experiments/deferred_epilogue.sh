@@ -4,13 +4,9 @@
 # dense rows alternating over two rounds and the grouped rows once each; then the GPU tests of the paths it touches
 # (256-row tiles of every mode, the TMA store) with the patch, in parallel. One device call; logs under $OUT.
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-start=$SECONDS
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git rev-parse HEAD; } | tee "$OUT/machine.txt"
-git apply benchmarks/experiments/deferred_epilogue.patch || exit 1
 . benchmarks/experiments/ab_headers.sh
+ab_setup
+git apply benchmarks/experiments/deferred_epilogue.patch || exit 1
 ab_prepare "${AB_OLD_DIR:-}"
 dense="4096,32768,512 4096,24576,1536 4096,7168,2048 2048,7168,2048 4096,7168,16384 4096,4096,7168 4096,2112,7168"
 dense+=" 4096,7000,7000 256,7168,2048"

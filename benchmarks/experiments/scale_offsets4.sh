@@ -6,13 +6,9 @@
 # (the half-width ones, every mode) and the dense file with the patch. One device call; logs under $OUT.
 # Prediction: -5 to -10% on those rows where they are not memory-bound (M >= 384), as 192 gained (NOTES 32).
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-start=$SECONDS
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
-git apply benchmarks/experiments/scale_offsets4.patch || exit 1
 . benchmarks/experiments/ab_headers.sh
+ab_setup
+git apply benchmarks/experiments/scale_offsets4.patch || exit 1
 ab_prepare "${AB_OLD_DIR:-}"
 ab_dense 2 128,18432,7168 256,18432,2048 384,6400,7168 512,5120,7168 768,3072,7168 2048,6400,2048 | tee "$OUT/ab_dense.txt"
 left=$((580 - (SECONDS - start)))

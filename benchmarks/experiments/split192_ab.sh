@@ -4,12 +4,8 @@
 # take 64 / 128 x 192 tiles, and forced 128 x 192 tiles (clusters of 1 and 2) on M = 4096 rows. Then the half-width
 # GPU tests (every mode, both offsets) and the dense GPU file. One device call; logs under $OUT.
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-start=$SECONDS
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
 . benchmarks/experiments/ab_headers.sh
+ab_setup
 ab_prepare "${AB_OLD_DIR:-}"
 rows() {  # label: the rows, each process with its own settings
   DG_JIT_CACHE_DIR=/tmp/ab_cache_$1 timeout -k 5 60 python benchmarks/experiments/dense_rows.py 64,24576,1536 \

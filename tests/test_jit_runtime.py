@@ -164,6 +164,8 @@ def test_tune_cluster(monkeypatch):
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
     c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 128 x 192 (ties 256 x 64 in the model, see cost_of)
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
+    # The discount for 192-wide tiles is dense only: a grouped tie (128 x 128 against 128 x 192) keeps the old rule.
+    assert (_grouped("contiguous", 4 * 512, 4096, 7168, 4)["block_n"]) == 128
     c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks

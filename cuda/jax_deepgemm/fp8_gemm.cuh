@@ -199,10 +199,11 @@ constexpr int kMaxBScaleBlocks = (128 - gcd(kBlockN, 128) + kBlockN - 1) / 128 +
 constexpr bool kBScaleChunks = !kBScalePerRow && kMaxBScaleBlocks == 1;
 // Tiles that straddle scale blocks start at a multiple of kScaleOffsetStep in their first one: kScaleOffsets
 // possible offsets. The half-width loop is compiled once per offset where there are at most
-// kMaxCompiledScaleOffsets (192 wide: 2; 160 wide would take 4 copies of the loop, 96 and 224 too: not measured).
+// kMaxCompiledScaleOffsets (192 wide: 2; 160 and 224 wide: 4 copies of the loop, NOTES 33; 144 / 176 / 208 / 240
+// wide would take 8 and keep the run-time selection).
 constexpr int kScaleOffsetStep = gcd(kBlockN, 128);
 constexpr int kScaleOffsets = 128 / kScaleOffsetStep;
-constexpr int kMaxCompiledScaleOffsets = 2;
+constexpr int kMaxCompiledScaleOffsets = 4;
 
 // JDG_SPLIT_HALVES: tiles too wide for two accumulators (one 64-row wave of BLOCK_N 160 / 192 per consumer) issue each
 // K block's wgmmas as two BLOCK_N/2-wide groups into two half accumulators (the registers of one), so that each half
@@ -1212,9 +1213,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 }
               };
               // A tile that straddles scale blocks starts at one of 128 / gcd(BLOCK_N, 128) offsets in its first
-              // one (192 wide: 0 or 64): the K loop is compiled for each, up to kMaxCompiledScaleOffsets, so that
-              // every chunk's block scale is chosen at compile time (with the offset at run time the promotion
-              // selected per chunk: 32 FSEL and 29 PLOP3 beside its 96 FFMA per K block at 192, NOTES 32).
+              // one (192 wide: 0 or 64; 160 wide: 0, 32, 64 or 96): the K loop is compiled for each, up to
+              // kMaxCompiledScaleOffsets, so that every chunk's block scale is chosen at compile time (with the
+              // offset at run time the promotion selected per chunk: 32 FSEL and 29 PLOP3 beside its 96 FFMA per K
+              // block at 192, NOTES 32).
               if constexpr (kMaxBScaleBlocks > 1 && kScaleOffsets <= kMaxCompiledScaleOffsets) {
                 with_constant_offset<kScaleOffsetStep, kScaleOffsets>(n0 % 128, run);
               } else {

@@ -1,0 +1,33 @@
+"""Masked GEMM kernel times over several masked_m draws per shape (the kernel's tile count depends on them; the
+host's configuration only on expected_m), for comparing DG_TUNE_* settings set before this process starts:
+
+    DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS]
+
+One line per (shape, draw): the masked_m drawn as the benchmark draws them (uniform in [0.7, 1.3] x expected, seed =
+the draw), the M blocks of 128 rows they make, and the kernel time.
+"""
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jax_deepgemm import bench_grouped as bg
+from jax_deepgemm import m_grouped_fp8_gemm_nt_masked, per_block_cast_to_fp8, per_token_cast_to_fp8
+
+SHAPES = bg.MASKED_SHAPES + [(8, 128, 4096, 7168), (8, 128, 7168, 2048), (16, 64, 4096, 7168)]
+draws = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+for g, expected, n, k in SHAPES:
+    a = jax.jit(jax.vmap(per_token_cast_to_fp8))(bg._normal(3, (g, bg.MASKED_MAX_M, k)))
+    b = jax.jit(jax.vmap(per_block_cast_to_fp8))(bg._normal(1, (g, n, k)))
+    hint = int(1.2 * expected)
+    fn = jax.jit(lambda a, b, mm: m_grouped_fp8_gemm_nt_masked(a, b, mm, hint))
+    for draw in range(draws):
+        rng = np.random.default_rng(draw)
+        masked_m = np.asarray([int(expected * rng.uniform(0.7, 1.3)) for _ in range(g)], np.int32)
+        us = bg._timed(fn, (a, b, jnp.asarray(masked_m)), 20)["us"]
+        m_blocks = int(sum(-(-int(r) // 128) for r in masked_m))
+        tflops = 2.0 * int(masked_m.sum()) * n * k / us / 1e6
+        print(f"masked {g:3d} {expected:5d} {n:5d} {k:5d} draw {draw} rows {int(masked_m.sum()):5d} "
+              f"m_blocks {m_blocks:3d} {us:8.1f} us {tflops:7.1f} TFLOPS", flush=True)

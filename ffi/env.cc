@@ -73,6 +73,7 @@ int tune_block_n() { return tune_number("DG_TUNE_BLOCK_N", 0); }
 int tune_cluster() { return tune_number("DG_TUNE_CLUSTER", 0); }
 int tune_split_k() { return tune_number("DG_TUNE_SPLIT_K", -1); }
 int tune_tail_split() { return tune_number("DG_TUNE_TAIL_SPLIT", -1); }
+int tune_multicast_b() { return tune_number("DG_TUNE_MULTICAST_B", -1); }
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
 bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
 // Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.

@@ -66,5 +66,6 @@ std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when 
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster
+int tune_multicast_b();               // DG_TUNE_MULTICAST_B: -1 when unset, else like tune_cluster
 
 }  // namespace jdg::env

@@ -91,6 +91,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
     << (p.a_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_e5m2 ? "e5m2" : "e4m3") << "_" << (p.b_scale_per_row ? "sr" : "sb")
     << "_" << (p.out_f32 ? "f32" : "bf16") << "_c" << p.c_kind;
   if (c.cluster > 1) s << "_x" << c.cluster;
+  if (c.multicast_b) s << "_mb";
   if (c.tma_store) s << "_ts";
   if (c.acc_pipeline) s << "_ap";
   if (c.split_halves) s << "_sh";
@@ -117,6 +118,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
     << "#define JDG_C_KIND " << p.c_kind << "\n";
   if (grouped(p)) s << "#define JDG_GROUPED_MODE " << mode(p) << "\n";
   if (c.cluster > 1) s << "#define JDG_CLUSTER " << c.cluster << "\n";
+  if (c.multicast_b) s << "#define JDG_MULTICAST_B 1\n";
   if (c.tma_store) s << "#define JDG_TMA_STORE 1\n";
   if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
@@ -409,7 +411,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (auto e = encode_operand_map(driver, &map_a, "a", a.untyped_data(), a_rows, p.k, cfg.block_m / cfg.cluster);
       e.failure())
     return e;
-  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k, cfg.block_n);
+  if (auto e = encode_operand_map(driver, &map_b, "b", b.untyped_data(), b_groups * p.n, p.k,
+                                  cfg.multicast_b ? cfg.block_n / 2 : cfg.block_n);
       e.failure())
     return e;
   if (auto e = encode_scale_map(driver, &map_sa, "a_scale", a_scale.untyped_data(), kb, a_rows4,

@@ -32,7 +32,10 @@
 //      rounds), M = 4096 / 8192, K = 16384 / 32768 -0.7% to -2.3%, K = 8192 -0.1% to -0.6%, K <= 4096 +0.3% to +0.8%.
 //      Only with at least two waves: every measured case had several; a lone wave stays as it was.
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
-//      N-block count is even).
+//      N-block count is even). A dense cluster shares B instead of A where BLOCK_N > BLOCK_M (the two CTAs take
+//      adjacent M blocks of one N block): each CTA then copies BLOCK_M + BLOCK_N / 2 rows per K block rather than
+//      BLOCK_M / 2 + BLOCK_N. Measured on an H100 (NOTES 35, clusters forced, same call): 128 x 192 at N = 2112
+//      -5%, 256-row tiles +4% to +6% (A there is the larger side). DG_TUNE_MULTICAST_B=0 / 1 forces A / B.
 // BLOCK_N candidates are the multiples of 16 that the kernel supports (fp8_gemm_block_n_supported) up to a register
 // cap: a consumer thread holds two FP32 accumulator sets of BLOCK_N / 2 registers each (the wgmma result and the
 // scaled sum), so BLOCK_N = 192 already needs 192 of its registers; with per-row B scales the cap is 176; BLOCK_M
@@ -134,9 +137,10 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d tail_split=%d\n",
+                "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d tail_split=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
-                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster, c.grid,
+                static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster,
+                c.multicast_b ? " (B multicast)" : "", c.grid,
                 int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k, int(c.tail_split));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
@@ -161,6 +165,13 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
   const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
   c.cluster = num_sms >= 2 && pairs && wanted && c.split_k == 1 ? 2 : 1;
+  // A dense cluster shares the operand with more rows per tile: B where BLOCK_N > BLOCK_M (the two CTAs take
+  // adjacent M blocks of one N block), halving more of each CTA's copies (NOTES 35: 128 x 192 tiles -5% with B
+  // shared, 256-row tiles +4-6% with B shared instead of A).
+  const int multicast_b = env::tune_multicast_b();
+  if (multicast_b > 1)
+    throw std::invalid_argument("DG_TUNE_MULTICAST_B=" + std::to_string(multicast_b) + " is not 0 or 1");
+  c.multicast_b = c.cluster == 2 && mode == kFp8GemmDense && (multicast_b < 0 ? c.block_n > c.block_m : multicast_b == 1);
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
   const bool tail_pays = mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;
@@ -181,6 +192,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
+  if (env::tune_multicast_b() >= 0) forced += " tune_multicast_b=" + std::to_string(env::tune_multicast_b());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }

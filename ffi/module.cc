@@ -39,6 +39,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["split_halves"] = c.split_halves;
   d["split_k"] = c.split_k;
   d["tail_split"] = c.tail_split;
+  d["multicast_b"] = c.multicast_b;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;
   d["waves"] = c.waves;

@@ -1,7 +1,7 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
-64-row waves per consumer warpgroup), without and with clusters of 2 (A multicast), the accumulator pipeline, the
-TMA-store epilogue, half-width wgmma groups, split K and the tail split, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
-DG_TUNE_CLUSTER, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT
+64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
+the TMA-store epilogue, half-width wgmma groups, split K and the tail split, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
+DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT
 on representative cases of every mode, against the float64 oracle, outputs poisoned. The
 configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
@@ -160,6 +160,38 @@ def test_k_grouped(config, capfd, name):
 
 def test_inside_scan(config):
     grouped.test_grouped_inside_scan()  # command buffers with each tile height
+
+
+# ---------------------------------------------------------------------------------------- B multicast
+# Dense clusters that share B: the two CTAs take adjacent M blocks of one N block (odd M-block counts leave the last
+# pair's second tile past M), each loading half of the B tile for both; the default for tiles wider than tall.
+
+@pytest.fixture(params=[(128, 192, 1), (128, 160, 0), (128, 128, 1), (256, 64, 1), (64, 96, 0)],
+                ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+def multicast_b(request, monkeypatch):
+    block_m, block_n, tma = request.param
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
+                 DG_TUNE_CLUSTER=2, DG_TUNE_MULTICAST_B=1):
+        yield request.param
+
+
+# M blocks odd and even, M tails, N tails, one K block, several tiles per CTA
+@pytest.mark.parametrize("m,n,k", [(1000, 2112, 2048), (300, 400, 128), (257, 384, 1024), (4096 + 64, 1024, 512)])
+def test_multicast_b_dense(multicast_b, capfd, m, n, k):
+    _dense_plain(m, n, k)
+    line, fields = _last_config(capfd, "fp8_gemm")
+    assert (fields["block_m"], fields["block_n"], fields["cluster"]) == (*multicast_b[:2], 2), line
+    assert "(B multicast)" in line, line
+
+
+def test_multicast_b_with_c_and_f32_out(multicast_b, capfd):
+    m, n, k = 333, 640, 896
+    a, b = dense._operands(m, n, k)
+    c = randn(seed_of("mb-c", m, n), (m, n), F32)
+    expected, bound = dense._expected(a, b, c)
+    out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32))(a, b, c)
+    assert "(B multicast)" in _last_config(capfd, "fp8_gemm")[0]
+    assert_matches(out, expected, bound, F32)
 
 
 # ---------------------------------------------------------------------------------------- TMA-store epilogue

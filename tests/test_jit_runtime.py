@@ -189,6 +189,26 @@ def test_tune_cluster(monkeypatch):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
 
 
+def test_tune_multicast_b(monkeypatch):
+    # unset: a dense cluster shares B where its tiles are wider than tall, A elsewhere; grouped clusters share A
+    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"]) == (128, 192, 2, True)
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"]) == (256, 128, 2, False)
+    assert not _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]  # no cluster
+    assert not _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["multicast_b"]
+    monkeypatch.setenv("DG_TUNE_MULTICAST_B", "0")
+    assert not _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["multicast_b"]
+    monkeypatch.setenv("DG_TUNE_MULTICAST_B", "1")
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["multicast_b"]
+    assert not _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]  # still no cluster
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
+    assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]
+    monkeypatch.setenv("DG_TUNE_MULTICAST_B", "2")
+    with pytest.raises(ValueError, match="DG_TUNE_MULTICAST_B=2"):
+        _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
+
+
 def test_tune_split_k(monkeypatch):
     # unset: the model (step 9) splits small-M, long-K GEMMs whose tiles fit one wave twice over
     c = _C.select_fp8_gemm_config(128, 2112, 7168, 132)

@@ -16,7 +16,7 @@
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
 // Clusters: with JDG_CLUSTER 2 the two CTAs take adjacent N blocks of the same rows and multicast A halves into each
-// other's stages; with JDG_SPLIT_K they take the same tile, each a run of its K blocks, and the others' FP32 partial
+// other's stages (JDG_MULTICAST_B: adjacent M blocks of the same N block, multicasting B halves); with JDG_SPLIT_K they take the same tile, each a run of its K blocks, and the others' FP32 partial
 // tiles are summed in CTA 0's shared memory before its epilogue (split_k_exchange).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
@@ -51,7 +51,7 @@
 //  * with one accumulator each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle
 //    during a warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile (JDG_ACC_PIPELINE and
 //    JDG_SPLIT_HALVES keep a group queued while promoting, where the registers allow);
-//  * clusters of 2 (JDG_CLUSTER) share A through multicast, but every stage then waits for both CTAs' consumers;
+//  * clusters of 2 (JDG_CLUSTER) share A (or B) through multicast, but every stage then waits for both CTAs' consumers;
 //  * A scales and per-row B scales come with each stage through TMA into shared memory; 128x128 B scales (1-3 per
 //    K block, the same for every thread) are read from global memory (L1); the epilogue stores from registers, or
 //    (JDG_TMA_STORE, bf16 without C) through a swizzled shared tile and TMA stores. Pointers: D and C must be
@@ -93,6 +93,12 @@ constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged 
 #define JDG_CLUSTER 1
 #endif
 constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A through multicast
+#ifndef JDG_MULTICAST_B
+#define JDG_MULTICAST_B 0
+#endif
+// Clusters of 2 that share B instead (dense): the two CTAs take adjacent M blocks of the same N block, each loading
+// half of the B tile for both and its own A tile.
+constexpr bool kMulticastB = JDG_MULTICAST_B != 0;
 #ifndef JDG_TMA_STORE
 #define JDG_TMA_STORE 0
 #endif
@@ -136,12 +142,12 @@ constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
-constexpr int kNumTileCols = kNumNBlocks / kCluster;         // scheduler columns: one per cluster's N blocks
+constexpr int kNumTileCols = kMulticastB ? kNumNBlocks : kNumNBlocks / kCluster;  // scheduler columns
 // Dense GEMMs in clusters of 2 with an odd N-block count: the last N block has no neighbour to share A with, so its
 // tiles pair along M instead (the cluster's CTAs take adjacent M blocks of it, each loading its own whole A tile) and
 // come after all the paired columns. An odd M-block count leaves the last such pair a tile wholly past M, which
 // streams zero fill and stores nothing: the two CTAs of a cluster must move through the same number of stages.
-constexpr bool kLoneColumn = kCluster == 2 && kNumNBlocks % 2 == 1;
+constexpr bool kLoneColumn = kCluster == 2 && !kMulticastB && kNumNBlocks % 2 == 1;
 constexpr int kNumScaleNBlocks = (kN + 127) / 128;         // nb: rows of the 128x128 B-scale grid
 
 constexpr int kNumMathWarpgroups = fp8_gemm_math_warpgroups(kBlockM);
@@ -222,6 +228,8 @@ static_assert(kStages >= 2, "the pipeline needs at least 2 stages");
 static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not fit in shared memory");
 static_assert(kCluster == 1 || (kCluster == 2 && (kNumNBlocks % 2 == 0 || kMode == kFp8GemmDense)),
               "a cluster of 2 needs an even N-block count (dense GEMMs: any)");
+// (BLOCK_N is a multiple of 16: each half of the B tile is whole 8-row swizzle atoms, 1024-byte aligned.)
+static_assert(!kMulticastB || (kCluster == 2 && kMode == kFp8GemmDense), "JDG_MULTICAST_B takes dense GEMMs in clusters of 2");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
@@ -277,7 +285,7 @@ struct alignas(8) Float2 {
 
 // Tile t of a grid of num_m_blocks x kNumTileCols -> (m_block, n_block) in banded order; identical in the producer
 // and the consumers. With a cluster, t numbers the cluster's tiles: its CTA of rank r takes N block
-// kCluster * column + r.
+// kCluster * column + r (kMulticastB: the caller pairs M blocks instead; column = N block).
 __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, int& m_block, int& n_block) {
   const int tiles_per_band = num_m_blocks * kBandN;
   const int band = t / tiles_per_band;
@@ -285,7 +293,7 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, i
   const int band_width = kNumTileCols - first_col < kBandN ? kNumTileCols - first_col : kBandN;
   const int in_band = t - band * tiles_per_band;
   m_block = in_band / band_width;
-  n_block = (first_col + in_band % band_width) * kCluster + rank;
+  n_block = kMulticastB ? first_col + in_band % band_width : (first_col + in_band % band_width) * kCluster + rank;
 }
 
 // One output tile: rows [row0, row0 + rows) of A (rows <= BLOCK_M are the tile's own, stored ones; the A box
@@ -293,7 +301,8 @@ __device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, i
 // n_block, multiplied with group `group`'s B (dense, k-grouped: 0; contiguous: decided per pass, see expert ids
 // below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb). shared_a: the
 // cluster's CTAs take the same rows, each loading half of the A tile for both (false without a cluster, and for the
-// lone column's tiles, see kLoneColumn). rows <= 0: a tile past M that stores nothing (kLoneColumn only).
+// lone column's tiles, see kLoneColumn, and with kMulticastB). rows <= 0: a tile past M that stores nothing (the
+// second of a pair along M: kLoneColumn, kMulticastB).
 // part: -1, or (tail split) which half of the tile's K blocks this CTA of the pair takes.
 struct Tile {
   int row0, rows, n_block, group, d_row0, kb0, num_kb, part;
@@ -462,11 +471,15 @@ struct TileScheduler {
     } else {
       num_m_blocks = m_blocks_of(args.m);
       const int lone_pairs = kLoneColumn ? num_m_blocks / 2 + num_m_blocks % 2 : 0;  // no overflow (M < 2^31)
-      if (t >= num_m_blocks * kNumTileCols + lone_pairs) return false;
+      const int grid_rows = kMulticastB ? num_m_blocks / 2 + num_m_blocks % 2 : num_m_blocks;  // B: M-block pairs
+      if (t >= grid_rows * kNumTileCols + lone_pairs) return false;
     }
     int m_block;
-    tile.shared_a = kCluster > 1;
-    if (kLoneColumn && local >= num_m_blocks * kNumTileCols) {
+    tile.shared_a = kCluster > 1 && !kMulticastB;
+    if (kMulticastB) {
+      tile_coords(local, num_m_blocks / 2 + num_m_blocks % 2, 0, m_block, tile.n_block);
+      m_block = 2 * m_block + rank;  // <= num_m_blocks: one past M at most
+    } else if (kLoneColumn && local >= num_m_blocks * kNumTileCols) {
       m_block = 2 * (local - num_m_blocks * kNumTileCols) + rank;  // <= num_m_blocks: one past M at most
       tile.n_block = kNumNBlocks - 1;
       tile.shared_a = false;
@@ -474,7 +487,7 @@ struct TileScheduler {
       tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
     }
     const int total_rows = kWalksGroups ? rows : args.m;
-    const int left = total_rows - m_block * kBlockM;  // < 0 only for the lone column's tile past M
+    const int left = total_rows - m_block * kBlockM;  // < 0 only for a pair's tile past M
     tile.row0 = base_row + m_block * kBlockM;
     tile.d_row0 = tile.row0;
     tile.rows = left < kBlockM ? (left > 0 ? left : 0) : kBlockM;
@@ -917,7 +930,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 } else {
                   ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
                 }
-                ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+                if constexpr (kMulticastB) {
+                  // The B box is kHalfN rows: this CTA's half for both.
+                  ptx::tma_load_2d_multicast(smem_b + stage * kSmemBBytes + rank * kHalfN * kBlockK, &tensor_map_b,
+                                             full, kb * kBlockK, b_row + rank * kHalfN, 3u);
+                } else {
+                  ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+                }
 #pragma unroll
                 for (int box = 0; box < kSABoxes; ++box)
                   ptx::tma_load_2d(smem_sa + stage * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
@@ -1336,7 +1355,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       auto epilogue = [&] {
         const long long epilogue_start = kProfileWaits ? clock64() : 0;
         if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
-        if (kLoneColumn && tile.rows == 0) return;  // the lone column's tile past M (uniform over the CTA)
+        if ((kLoneColumn || kMulticastB) && tile.rows == 0) return;  // a pair's tile past M (uniform over the CTA)
         // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
         // choice is uniform over each warpgroup, as the named barriers below need.
         constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;

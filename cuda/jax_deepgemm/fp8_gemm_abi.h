@@ -26,6 +26,10 @@
 //                           rows and adjacent N blocks, and each loads half of the A tile and multicasts it to both:
 //                           half of A's reads from L2. ceil(N / BLOCK_N) must be even, but for dense GEMMs: there
 //                           the last N block of an odd count pairs its tiles along M, without multicast.
+//   JDG_MULTICAST_B         optional, default 0; 1 (dense GEMMs in clusters of 2, JDG_CLUSTER 2): the CTAs take
+//                           adjacent M blocks of the same N block instead, and each loads half of the B tile and
+//                           multicasts it to both (an odd M-block count: the last pair's second tile lies past M,
+//                           streams zero fill and stores nothing).
 //   JDG_TMA_STORE           optional, default 0; 1: the epilogue writes the tile into shared memory and TMA stores
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
 //   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
@@ -63,7 +67,7 @@
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),
 //      box {128, BLOCK_M / JDG_CLUSTER}, 128-byte swizzle, out-of-bounds elements zero-filled.
 //   B: uint8, 2-D, dims {K, G * N} (all groups' [N, K] blocks stacked; G = 1 for dense), row stride K bytes,
-//      box {128, BLOCK_N}, 128-byte swizzle, zero fill.
+//      box {128, BLOCK_N} (JDG_MULTICAST_B: {128, BLOCK_N / 2}), 128-byte swizzle, zero fill.
 //   SA: float32, 2-D over a_scale [kb, M4] (M4 = rows of A rounded up to a multiple of 4, so that rows are 16-byte
 //      strides; the padding is never read into a stored row): dims {M4, kb}, box {fp8_gemm_sa_box(BLOCK_M), 1}, no
 //      swizzle, zero fill. A box starts at the tile's first row rounded down to a multiple of 4 (TMA box starts in

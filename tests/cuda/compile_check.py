@@ -134,7 +134,7 @@ def cfg_name(cfg):
     return ((f"{MODE_NAMES[mode]}_" if mode else "") +
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
-            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
+            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_mb" if cfg.get("MULTICAST_B") else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
             ("_tail" if cfg.get("TAIL_SPLIT") else ""))
@@ -289,6 +289,12 @@ def sweep(quick: bool):
         # refused there
         jobs.append((cfg(256, 64, max_stages(256, 64, 0, 1), 2112, 7168, cluster=2, tma_store=1), True))
         jobs.append((cfg(128, 64, max_stages(128, 64), 2112, 7168, mode=2, cluster=2), "a cluster of 2 needs"))
+        # dense clusters sharing B (JDG_MULTICAST_B): half-width groups with the TMA store, 256-row tiles, and
+        # refused in a grouped mode
+        c = cfg(128, 192, max_stages(128, 192, 0, 1), 2112, 7168, cluster=2, tma_store=1)
+        jobs.append(({**c, "SPLIT_HALVES": 1, "MULTICAST_B": 1}, True))
+        jobs.append(({**cfg(256, 128, max_stages(256, 128), 7168, 16384, cluster=2), "MULTICAST_B": 1}, True))
+        jobs.append(({**cfg(128, 128, 4, 4096, 7168, mode=1, cluster=2), "MULTICAST_B": 1}, "JDG_MULTICAST_B takes"))
         for bm, bn, row, mode in [(256, 128, 0, 0), (128, 192, 0, 0), (64, 64, 1, 0), (128, 128, 0, 1), (256, 128, 0, 2),
                                   (128, 192, 0, 3), (64, 64, 1, 2)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, 1), 7168, 2048, row=row, mode=mode, tma_store=1), True))

@@ -155,7 +155,8 @@ bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n)
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
 // N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
-// rounded up to whole clusters.
+// rounded up to whole clusters; dense clusters sharing B pair every N block's tiles along M (one tile past M per N
+// block with an odd M-block count).
 // Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
 // grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
@@ -171,7 +172,12 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   const int multicast_b = env::tune_multicast_b();
   if (multicast_b > 1)
     throw std::invalid_argument("DG_TUNE_MULTICAST_B=" + std::to_string(multicast_b) + " is not 0 or 1");
-  c.multicast_b = c.cluster == 2 && mode == kFp8GemmDense && (multicast_b < 0 ? c.block_n > c.block_m : multicast_b == 1);
+  c.multicast_b = c.cluster == 2 && mode == kFp8GemmDense &&
+                  (multicast_b < 0 ? c.block_n > c.block_m : multicast_b == 1);
+  if (c.multicast_b && bound > 0) {  // dense: bound = M blocks x N blocks
+    const std::int64_t n_blocks = ceil_div(n, c.block_n);
+    bound = ceil_div(bound / n_blocks, 2) * 2 * n_blocks;
+  }
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
   const bool tail_pays = mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;

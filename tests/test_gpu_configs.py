@@ -1,8 +1,8 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
 the TMA-store epilogue, half-width wgmma groups, split K and the tail split, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
-DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT
-on representative cases of every mode, against the float64 oracle, outputs poisoned. The
+DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K
+and DG_TUNE_TAIL_SPLIT on representative cases of every mode, against the float64 oracle, outputs poisoned. The
 configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.

@@ -204,6 +204,13 @@ def test_tune_multicast_b(monkeypatch):
     assert not _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]  # still no cluster
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]
+    # 3 x 3 tiles of 128 x 192 go to 2 x 3 pairs of M blocks (three of their tiles past M): 6 clusters
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")
+    c = _C.select_fp8_gemm_config(300, 400, 2048, 132)
+    assert (c["tiles"], c["cluster"], c["multicast_b"], c["grid"]) == (9, 2, True, 12)
+    monkeypatch.delenv("DG_TUNE_BLOCK_M")
+    monkeypatch.delenv("DG_TUNE_BLOCK_N")
     monkeypatch.setenv("DG_TUNE_MULTICAST_B", "2")
     with pytest.raises(ValueError, match="DG_TUNE_MULTICAST_B=2"):
         _C.select_fp8_gemm_config(4096, 7168, 16384, 132)

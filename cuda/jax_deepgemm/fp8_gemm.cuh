@@ -16,8 +16,9 @@
 // a "full" mbarrier (producer -> consumers: the TMA bytes landed) and an "empty" mbarrier (consumers -> producer:
 // the stage was read and may be overwritten).
 // Clusters: with JDG_CLUSTER 2 the two CTAs take adjacent N blocks of the same rows and multicast A halves into each
-// other's stages (JDG_MULTICAST_B: adjacent M blocks of the same N block, multicasting B halves); with JDG_SPLIT_K they take the same tile, each a run of its K blocks, and the others' FP32 partial
-// tiles are summed in CTA 0's shared memory before its epilogue (split_k_exchange).
+// other's stages (JDG_MULTICAST_B: adjacent M blocks of the same N block, multicasting B halves); with JDG_SPLIT_K
+// they take the same tile, each a run of its K blocks, and the others' FP32 partial tiles are summed in CTA 0's
+// shared memory before its epilogue (split_k_exchange).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler below) that the producer and
@@ -229,7 +230,8 @@ static_assert(kSmemBytes <= kMaxDynamicSmemBytes, "stages x (A + B tiles) do not
 static_assert(kCluster == 1 || (kCluster == 2 && (kNumNBlocks % 2 == 0 || kMode == kFp8GemmDense)),
               "a cluster of 2 needs an even N-block count (dense GEMMs: any)");
 // (BLOCK_N is a multiple of 16: each half of the B tile is whole 8-row swizzle atoms, 1024-byte aligned.)
-static_assert(!kMulticastB || (kCluster == 2 && kMode == kFp8GemmDense), "JDG_MULTICAST_B takes dense GEMMs in clusters of 2");
+static_assert(!kMulticastB || (kCluster == 2 && kMode == kFp8GemmDense),
+              "JDG_MULTICAST_B takes dense GEMMs in clusters of 2");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),

@@ -134,7 +134,8 @@ def cfg_name(cfg):
     return ((f"{MODE_NAMES[mode]}_" if mode else "") +
             f"bm{cfg['BLOCK_M']}_bn{cfg['BLOCK_N']}_s{cfg['STAGES']}_n{cfg['N']}_k{cfg['K']}_a{cfg['A_E5M2']}"
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
-            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_mb" if cfg.get("MULTICAST_B") else "") + ("_ts" if cfg.get("TMA_STORE") else "") +
+            (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_mb" if cfg.get("MULTICAST_B") else "") +
+            ("_ts" if cfg.get("TMA_STORE") else "") +
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
             ("_tail" if cfg.get("TAIL_SPLIT") else ""))

@@ -70,9 +70,10 @@
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
-//    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off. Their 192-wide loop takes each chunk's
-//    scale block at compile time (NOTES 32: 5-11% faster again), so dense 128 x 192 tiles win the model's ties with
-//    256 x 64 (cost_of's kHalfWidth192Discount; N = 2112 at M = 4096 / 8192: -8% to -14%).
+//    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off. Their 192- and 160-wide loops take each
+//    chunk's scale block at compile time (NOTES 32: 192 5-11% faster again; NOTES 33: 160 -2.5% to -4.9%), so dense
+//    128 x 192 tiles win the model's ties with 256 x 64 (cost_of's kHalfWidth192Discount; N = 2112 at
+//    M = 4096 / 8192: -8% to -14%).
 // 9. Split K (dense GEMMs; fp8_gemm_split_k_supported): where the choice above is one wave of at most 128-row tiles
 //    over >= 16 K blocks (small M, long K), a CTA's time per tile is its K blocks times the dearest of what each
 //    costs to copy in (NOTES 17 on an H100: ~2.8 cycles per 128-byte row, at least ~400 per K block; small tiles are

@@ -93,7 +93,7 @@ constexpr int kMode = JDG_GROUPED_MODE;  // kFp8GemmDense / Contiguous / Ragged 
 #ifndef JDG_CLUSTER
 #define JDG_CLUSTER 1
 #endif
-constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A through multicast
+constexpr int kCluster = JDG_CLUSTER;  // CTAs per cluster, sharing A (or, kMulticastB, B) through multicast
 #ifndef JDG_MULTICAST_B
 #define JDG_MULTICAST_B 0
 #endif
@@ -262,7 +262,7 @@ struct BoolConstant {
   __device__ constexpr operator bool() const { return B; }
 };
 
-// A compile-time int as a type (see IntConstant's use for 192-wide tiles' scale-block offset).
+// A compile-time int as a type (see its use for the scale-block offset of 160- and 192-wide tiles).
 template <int V>
 struct IntConstant {
   static constexpr int value = V;
@@ -1075,7 +1075,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     float acc_lo[kAccRegs / 2], acc_hi[kAccRegs / 2];
     // `split`: BoolConstant<kSplitHalves>, so that the body is compiled only for the kernels that take it.
     // `all_rows` as in pipelined_pass.
-    // `n_off`: n0 % 128, an int or (192-wide tiles) an IntConstant, see the call.
+    // `n_off`: n0 % 128, an int or (160-, 192- and 224-wide tiles) an IntConstant, see the call.
     auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
                           auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase, auto n_off) {
       if constexpr (decltype(split)::value) {

@@ -101,13 +101,13 @@ def masked_row(g, expected, n, k, iters, rng) -> dict:
                 valid * (k + 2 * n) + g * n * k, baselines)
 
 
-def k_grouped_row(g, m, n, k_nominal, iters, rng) -> dict:
+def k_grouped_row(g, m, n, k_nominal, iters, rng, with_c=True) -> dict:
     sizes = np.asarray([-(-int(k_nominal * rng.uniform(0.7, 1.3)) // 128) * 128 for _ in range(g)], np.int32)
     k = int(sizes.sum())
     x = _normal(4, (m, k))
     y = _normal(5, (n, k))
     a, b = jax.jit(per_token_cast_to_fp8)(x), jax.jit(per_token_cast_to_fp8)(y)
-    c = jnp.zeros((g, m, n), jnp.float32)
+    c = jnp.zeros((g, m, n), jnp.float32) if with_c else None  # without: for experiments (C's share of the time)
     ours = _timed(lambda a, b, s, c: k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c), (a, b, jnp.asarray(sizes), c),
                   iters)
     dims = jax.lax.RaggedDotDimensionNumbers(dot_dimension_numbers=(([1], [1]), ([], [])),

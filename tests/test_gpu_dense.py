@@ -72,6 +72,17 @@ def test_dense_options(out_dtype, c_dtype, per_row):
     assert_matches(out, expected, bound, out_dtype)
 
 
+# C with an odd N (scalar loads and stores of the last column, NOTES 36) and an M tail, both C types.
+@pytest.mark.parametrize("c_dtype", [BF16, F32])
+def test_dense_c_with_odd_n(c_dtype):
+    m, n, k = 300, 517, 640
+    a, b = _operands(m, n, k)
+    c = randn(seed_of("c", m, n), (m, n), c_dtype)
+    expected, bound = _expected(a, b, c)
+    out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=c_dtype))(a, b, c)
+    assert_matches(out, expected, bound, c_dtype)
+
+
 def test_dense_ue8m0_and_e5m2():
     m, n, k = 200, 384, 768
     a, b = _operands(m, n, k, ue8m0=True)

@@ -1,7 +1,9 @@
 """The grouped benchmark's rows of our kernels only (no baselines), one line each: for same-run comparisons of
 DG_TUNE_* settings, which must be set before this process starts.
 
-    DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped ...]
+    DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped|k_grouped_no_c ...]
+
+(k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue.)
 """
 
 import sys
@@ -20,7 +22,8 @@ if "contiguous" in kinds:
         rows += bg.m_grouped_rows(*shape, 20, rng)
 if "masked" in kinds:
     rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
-if "k_grouped" in kinds:
-    rows += [bg.k_grouped_row(*shape, 20, rng) for shape in bg.K_GROUPED_SHAPES]
+if "k_grouped" in kinds or "k_grouped_no_c" in kinds:
+    with_c = "k_grouped" in kinds
+    rows += [bg.k_grouped_row(*shape, 20, rng, with_c=with_c) for shape in bg.K_GROUPED_SHAPES]
 for r in rows:
     print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS", flush=True)

@@ -537,39 +537,110 @@ __device__ __forceinline__ int next_pass(const int (&ids)[kIdSlots], int prev) {
   return -1;
 }
 
-__device__ __forceinline__ float load_c(const void* c, unsigned long long idx) {
-  if constexpr (kCKind == 1) {
-    return ptx::bf16_to_f32(static_cast<const unsigned short*>(c)[idx]);
+// C's raw bits at (row, col) and (row, col + 1), col even, 0 past N: f32 C as two floats, bf16 C as one 32-bit word
+// (two bf16, an even N) or two 16-bit values (an odd N: scalar loads, since vector loads need an even element
+// offset). They become floats only after a whole batch is loaded (c_pair_value): a conversion inside the bounds
+// check's branch would wait there for its load.
+template <int kKind>
+struct CPairBitsOf {
+  Float2 v;
+};
+template <>
+struct CPairBitsOf<1> {
+  unsigned int lo, hi;  // lo: both bf16 (even N) or the first one (odd N); hi: the second one (odd N)
+};
+using CPairBits = CPairBitsOf<kCKind>;
+
+// (Templates on the C kind so that the other kind's branch, discarded, need not compile.)
+template <int kKind = kCKind>
+__device__ __forceinline__ CPairBitsOf<kKind> load_c_pair(const void* c, int row, int col) {
+  const unsigned long long idx = (unsigned long long)row * kN + col;
+  CPairBitsOf<kKind> bits{};
+  if constexpr (kKind == 1) {
+    const unsigned short* c16 = static_cast<const unsigned short*>(c) + idx;
+    if (col + 1 < kN) {
+      if constexpr (kN % 2 == 0) {
+        bits.lo = *reinterpret_cast<const unsigned int*>(c16);
+      } else {
+        bits.lo = c16[0];
+        bits.hi = c16[1];
+      }
+    } else if (col < kN) {
+      bits.lo = c16[0];
+    }
   } else {
-    return static_cast<const float*>(c)[idx];
+    const float* c32 = static_cast<const float*>(c) + idx;
+    if (col + 1 < kN) {
+      if constexpr (kN % 2 == 0) {
+        bits.v = *reinterpret_cast<const Float2*>(c32);
+      } else {
+        bits.v.x = c32[0];
+        bits.v.y = c32[1];
+      }
+    } else if (col < kN) {
+      bits.v.x = c32[0];
+    }
+  }
+  return bits;
+}
+
+template <int kKind = kCKind>
+__device__ __forceinline__ Float2 c_pair_value(const CPairBitsOf<kKind>& bits) {
+  if constexpr (kKind == 1) {
+    if constexpr (kN % 2 == 0) {
+      return Float2{ptx::bf16_to_f32((unsigned short)(bits.lo & 0xFFFFu)),
+                    ptx::bf16_to_f32((unsigned short)(bits.lo >> 16))};
+    } else {
+      return Float2{ptx::bf16_to_f32((unsigned short)bits.lo), ptx::bf16_to_f32((unsigned short)bits.hi)};
+    }
+  } else {
+    return bits.v;
   }
 }
 
-// Add C and store one pair of horizontally adjacent outputs (row, col) and (row, col + 1); col is even.
-// Vector accesses need an even element offset, i.e. an even N (col is even); otherwise scalar accesses.
+// C added to this thread's part of the tile (rows wave_row0[v] and + 8 of each wave, columns col0 + 8 c and + 1)
+// before any of it is stored, kCBatchChunks chunks' loads in flight at a time. Loads placed between the stores (a
+// load of C, its add, its store to D, the next load) cannot be moved above the stores before them, since D may alias
+// C: every load then waited out a memory round trip alone (64 per thread and 256 x 128 tile), while the tensor
+// cores had nothing queued. The empty asm bounds the loads in flight (registers) by making the next batch's
+// addresses depend on this batch's sums.
+constexpr int kCBatchChunks = 16;
+__device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRegs], const int (&wave_row0)[kWaves],
+                                      int rows, int d_row0, int col0) {
+  unsigned int row_base = static_cast<unsigned int>(d_row0);  // see depend_on below
+#pragma unroll
+  for (int v = 0; v < kWaves; ++v) {
+    const int r0 = wave_row0[v], r1 = r0 + 8;
+#pragma unroll
+    for (int c0 = 0; c0 < kNumChunks; c0 += kCBatchChunks) {
+      constexpr int kBatch = kCBatchChunks < kNumChunks ? kCBatchChunks : kNumChunks;
+      CPairBits top[kBatch], bottom[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch && c0 + j < kNumChunks; ++j) {
+        const int col = col0 + 8 * (c0 + j);
+        top[j] = r0 < rows ? load_c_pair(c, static_cast<int>(row_base) + r0, col) : CPairBits{};
+        bottom[j] = r1 < rows ? load_c_pair(c, static_cast<int>(row_base) + r1, col) : CPairBits{};
+      }
+#pragma unroll
+      for (int j = 0; j < kBatch && c0 + j < kNumChunks; ++j) {
+        const int i = 4 * (c0 + j);
+        const Float2 t = c_pair_value(top[j]), b = c_pair_value(bottom[j]);
+        out[v][i + 0] += t.x;
+        out[v][i + 1] += t.y;
+        out[v][i + 2] += b.x;
+        out[v][i + 3] += b.y;
+      }
+      ptx::depend_on(row_base, out[v][4 * (c0 + kBatch < kNumChunks ? c0 + kBatch : kNumChunks) - 1]);
+    }
+  }
+}
+
+// Store one pair of horizontally adjacent outputs (row, col) and (row, col + 1); col is even. Vector stores need an
+// even element offset, i.e. an even N (col is even); otherwise scalar stores.
 __device__ __forceinline__ void store_pair(const Fp8GemmArgs& args, int row, int col, float v0, float v1) {
   const unsigned long long idx = (unsigned long long)row * kN + col;
   constexpr bool kVector = kN % 2 == 0;
   if (col + 1 < kN) {
-    if constexpr (kCKind == 1) {
-      if constexpr (kVector) {
-        const unsigned int c2 = *reinterpret_cast<const unsigned int*>(static_cast<const unsigned short*>(args.c) + idx);
-        v0 += ptx::bf16_to_f32((unsigned short)(c2 & 0xFFFFu));
-        v1 += ptx::bf16_to_f32((unsigned short)(c2 >> 16));
-      } else {
-        v0 += load_c(args.c, idx);
-        v1 += load_c(args.c, idx + 1);
-      }
-    } else if constexpr (kCKind == 2) {
-      if constexpr (kVector) {
-        const Float2 c2 = *reinterpret_cast<const Float2*>(static_cast<const float*>(args.c) + idx);
-        v0 += c2.x;
-        v1 += c2.y;
-      } else {
-        v0 += load_c(args.c, idx);
-        v1 += load_c(args.c, idx + 1);
-      }
-    }
     if constexpr (kOutF32) {
       float* d = static_cast<float*>(args.d) + idx;
       if constexpr (kVector) {
@@ -588,7 +659,6 @@ __device__ __forceinline__ void store_pair(const Fp8GemmArgs& args, int row, int
       }
     }
   } else if (col < kN) {  // last column of an odd N
-    if constexpr (kCKind != 0) v0 += load_c(args.c, idx);
     if constexpr (kOutF32) {
       static_cast<float*>(args.d)[idx] = v0;
     } else {
@@ -1407,6 +1477,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         } else {
           // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
           // first. (The producer is already loading the next tile's stages meanwhile.)
+          if constexpr (kCKind != 0) add_c(args.c, out, wave_row0, tile.rows, tile.d_row0, n0 + chunk_col);
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
             const int r0 = wave_row0[v], r1 = r0 + 8;

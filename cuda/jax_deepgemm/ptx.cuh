@@ -347,11 +347,9 @@ __device__ __forceinline__ void fence_operands(float (&r)[N]) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
-// Scheduling barrier: from here on the compiler must treat `shared_address` as computed from `v`, so loads from it
-// cannot be hoisted above the computation of `v`. Emits no instruction.
-__device__ __forceinline__ void depend_on(unsigned int& shared_address, float v) {
-  asm volatile("" : "+r"(shared_address) : "f"(v));
-}
+// Scheduling barrier: from here on the compiler must treat `value` (a shared address, a row index) as computed from
+// `v`, so loads from addresses computed from it cannot be hoisted above the computation of `v`. Emits no instruction.
+__device__ __forceinline__ void depend_on(unsigned int& value, float v) { asm volatile("" : "+r"(value) : "f"(v)); }
 
 // ----------------------------------------------------------------------------------------------- registers
 

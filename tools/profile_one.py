@@ -1,11 +1,12 @@
 """Runs one op on one shape a few times, for a profiler wrapped around it (ncu, nsys, compute-sanitizer):
 
     ncu -k regex:jdg_ -c 1 --section SpeedOfLight python tools/profile_one.py dense 4096,7168,16384
-    python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group
+    python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group; with an f32 C, as benchmarked
     python tools/profile_one.py contiguous 4,8192,4096,7168     # G, M per group, N, K
 
 Environment: JDG_PROFILE_RUNS (launches, default 3), JDG_PROFILE_SMS (fewer persistent CTAs: set_num_sms),
-JDG_PROFILE_DATA=const (every input element 1 instead of random normal values).
+JDG_PROFILE_DATA=const (every input element 1 instead of random normal values), JDG_PROFILE_NO_C=1 (k_grouped
+without C: the benchmark passes one, and its loads were most of what the C-less profile missed, NOTES 36).
 """
 
 import os
@@ -32,8 +33,10 @@ def operands(op, shape):
     if op == "k_grouped":
         g, m, n, k = shape
         sizes = jnp.full((g,), k, jnp.int32)
-        fn = lambda a, b, s: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s)  # noqa: E731
-        return fn, (dg.per_token_cast_to_fp8(normal((m, g * k))), dg.per_token_cast_to_fp8(normal((n, g * k))), sizes)
+        c = None if os.environ.get("JDG_PROFILE_NO_C") == "1" else jnp.zeros((g, m, n), jnp.float32)
+        fn = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)  # noqa: E731
+        a, b = dg.per_token_cast_to_fp8(normal((m, g * k))), dg.per_token_cast_to_fp8(normal((n, g * k)))
+        return fn, (a, b, sizes, c)
     if op == "contiguous":
         g, m, n, k = shape  # m rows per group, the groups one after the other
         ids = jnp.repeat(jnp.arange(g, dtype=jnp.int32), m)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Prepared (NOTES 40), not yet run: the register epilogue in a store layout (store_layout.patch: one exchange with the
+# neighbouring lane, then 16-byte f32 / 8-byte bf16 stores and loads of C, half the instructions) and, separately or
+# together, the TMA store per warpgroup for ragged / masked partial tiles (wg_tma_store.patch), against the committed
+# headers sent along. Rows: k-grouped (f32 out with C), dense with f32 / bf16 C, dense without C on the register
+# epilogue (DG_TUNE_TMA_STORE=0), masked and contiguous / ragged; new / old alternating. Then the GPU tests that take
+# the register epilogue with the new headers. One device call (carry .ab_old_cuda), from the repo root:
+#   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
+#   git apply benchmarks/experiments/store_layout.patch      # and / or wg_tma_store.patch
+#   bash benchmarks/experiments/epilogue_layout.sh
+set -uo pipefail
+. benchmarks/experiments/ab_headers.sh
+ab_setup
+ab_prepare .ab_old_cuda
+{
+  ab_grouped k_grouped masked
+  ab_grouped k_grouped masked
+  ab_dense 2 c=f32 4096,7168,16384 4096,4096,7168 2048,2112,7168 128,4096,7168
+  ab_dense 2 c=bf16 4096,7168,2048 4096,4096,7168 128,4096,7168
+  (export DG_TUNE_TMA_STORE=0; ab_dense 2 4096,7168,2048 4096,4096,7168 128,4096,7168 | sed "s/^/register-epilogue /")
+  ab_grouped contiguous
+} 2>&1 | tee "$OUT/epilogue_layout.txt"
+ab_use new
+tests() {  # name, pytest arguments
+  local name=$1; shift
+  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
+  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
+}
+tests files tests/test_gpu_dense.py tests/test_gpu_grouped.py &
+tests configs tests/test_gpu_configs.py -k "with_c or k_grouped or masked or ragged" &
+wait
+echo "elapsed $((SECONDS - start)) s"

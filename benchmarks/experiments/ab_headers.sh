@@ -2,7 +2,8 @@
 # time, so swapping the folder swaps the kernel (each side with its own kernel cache). Run from the repo root.
 #   ab_setup                  $OUT, the environment, the build (log in $OUT/build.log), machine.txt; sets `start`
 #   ab_prepare [OLD_DIR]      new = the working tree's cuda/, old = OLD_DIR (a copy sent along: the device copy's
-#                             git history may lag) or HEAD's; the difference goes to $OUT/ab_change.diff
+#                             git history may lag, and did in session 17) or HEAD's; the difference goes to
+#                             $OUT/ab_change.diff
 #   ab_use new|old            put that side's headers in cuda/ (ab_use new when done)
 #   ab_dense ROUNDS SHAPES    dense_rows.py on M,N,K shapes, new / old alternating, lines prefixed "side rR"
 #   ab_grouped KINDS          grouped_rows.py once per side

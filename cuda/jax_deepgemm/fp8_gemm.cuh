@@ -603,7 +603,8 @@ __device__ __forceinline__ Float2 c_pair_value(const CPairBitsOf<kKind>& bits) {
 // load of C, its add, its store to D, the next load) cannot be moved above the stores before them, since D may alias
 // C: every load then waited out a memory round trip alone (64 per thread and 256 x 128 tile), while the tensor
 // cores had nothing queued. The empty asm bounds the loads in flight (registers) by making the next batch's
-// addresses depend on this batch's sums.
+// addresses depend on this batch's sums: 16 chunks, a 128-wide wave's 32 loads per thread at once (batches of 8
+// spilled at 256 x 128 k-grouped, 16 and 4 did not; NOTES 36).
 constexpr int kCBatchChunks = 16;
 __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRegs], const int (&wave_row0)[kWaves],
                                       int rows, int d_row0, int col0) {

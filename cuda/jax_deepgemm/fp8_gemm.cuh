@@ -48,7 +48,7 @@
 //  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) at
 //    BLOCK_M <= 128, and >= 144 at BLOCK_M 256, spill to local memory: correct, but slow; the heuristics stay below.
 //    With per-row B scales the contiguous mode's bookkeeping already spills a few bytes at 176 (the heuristics'
-//    cap there; the other modes do not);
+//    cap there; the other modes do not), and with C (its loads in flight, add_c) from 208;
 //  * with one accumulator each wave waits for its own wgmmas (wait_group 0) before promoting: the tensor cores idle
 //    during a warpgroup's promotion unless the other warpgroup's wgmmas run meanwhile (JDG_ACC_PIPELINE and
 //    JDG_SPLIT_HALVES keep a group queued while promoting, where the registers allow);

@@ -62,8 +62,8 @@ int tune_number(const char* name, int unset) {
   std::optional<std::string> value = get(name);
   if (!value) return unset;
   if (value->size() > 4 || !std::all_of(value->begin(), value->end(), [](unsigned char c) { return std::isdigit(c); }))
-    throw std::invalid_argument(std::string(name) + " must be a non-negative integer (0: the heuristics' choice), "
-                                "got '" + *value + "'");
+    throw std::invalid_argument(std::string(name) + " must be a non-negative integer (what 0 means depends on the "
+                                "knob: see heuristics.cc), got '" + *value + "'");
   return std::stoi(*value);
 }
 }  // namespace

@@ -15,7 +15,7 @@ struct Fp8GemmConfig {
   bool acc_pipeline = false;  // two accumulators per consumer (JDG_ACC_PIPELINE)
   bool split_halves = false;  // half-width wgmma groups (JDG_SPLIT_HALVES)
   int split_k = 1;      // CTAs sharing each tile's K blocks, as a cluster (JDG_SPLIT_K; dense only)
-  int cluster = 1;      // multicast pairs (2: A multicast to the two tiles of adjacent N blocks)
+  int cluster = 1;      // multicast pairs (2: A multicast to the tiles of adjacent N blocks, or B: multicast_b)
   bool multicast_b = false;  // clusters of 2 share B (adjacent M blocks) instead of A (JDG_MULTICAST_B; dense)
   bool tail_split = false;  // a short last round's tiles split over K by pairs of CTAs (JDG_TAIL_SPLIT)
   int grid = 0;         // persistent CTAs = min(num_sms, split_k x tiles), in whole clusters (fp8_gemm_cluster_ctas)

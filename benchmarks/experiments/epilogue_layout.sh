@@ -7,7 +7,7 @@
 # the register epilogue with the new headers. One device call (carry .ab_old_cuda), from the repo root:
 #   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
 #   git apply benchmarks/experiments/store_layout.patch      # and / or wg_tma_store.patch
-#   bash benchmarks/experiments/epilogue_layout.sh
+#   bash benchmarks/experiments/epilogue_layout.sh        # EPI_TESTS=0: the A/B only (the tests take ~280 s more)
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
@@ -21,6 +21,7 @@ ab_prepare .ab_old_cuda
   ab_grouped contiguous
 } 2>&1 | tee "$OUT/epilogue_layout.txt"
 ab_use new
+[ "${EPI_TESTS:-1}" = 0 ] && { echo "elapsed $((SECONDS - start)) s"; exit 0; }
 tests() {  # name, pytest arguments
   local name=$1; shift
   timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1

@@ -537,133 +537,158 @@ __device__ __forceinline__ int next_pass(const int (&ids)[kIdSlots], int prev) {
   return -1;
 }
 
-// C's raw bits at (row, col) and (row, col + 1), col even, 0 past N: f32 C as two floats, bf16 C as one 32-bit word
-// (two bf16, an even N) or two 16-bit values (an odd N: scalar loads, since vector loads need an even element
-// offset). They become floats only after a whole batch is loaded (c_pair_value): a conversion inside the bounds
-// check's branch would wait there for its load.
+// The register epilogue (f32 out, C, and the tiles the TMA store does not take) works in a *store layout*: the
+// wgmma fragment gives each lane of a quad two columns of every 8-column chunk of its rows; one exchange with the
+// neighbouring lane (to_store_layout) makes it four consecutive columns of every other chunk, so that each store and
+// each load of C moves 16 bytes (f32) or 8 (bf16) instead of 8 or 4: half the instructions, each touching the same
+// 8 rows' lines. In chunk pair p (chunks 2p, 2p + 1) and row half h (rows wave_row0 and + 8), a lane's four values
+// are slot A = out[8p + 2h], out[8p + 2h + 1] and slot B = out[8p + 4 + 2h], out[8p + 4 + 2h + 1], at columns
+// store_col(p, lane) .. + 3: lanes 0, 2 take chunk 2p's columns 0-3 / 4-7, lanes 1, 3 chunk 2p + 1's.
+__device__ __forceinline__ int store_col(int n0, int p, int lane) {
+  return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2);
+}
+
+__device__ __forceinline__ void to_store_layout(float (&out)[kAccRegs], int lane) {
+  const bool odd = lane & 1;  // odd lanes keep slot B (their chunk 2p + 1 columns) and receive slot A, even ones the
+                              // reverse: each sends the slot its neighbour needs
+#pragma unroll
+  for (int p = 0; p < kNumChunks / 2; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float& a = out[8 * p + 2 * h + i];
+        float& b = out[8 * p + 4 + 2 * h + i];
+        const float got = ptx::shfl_xor_f32(odd ? a : b, 1);
+        if (odd) {
+          a = got;
+        } else {
+          b = got;
+        }
+      }
+}
+
+// Whether the four columns at `col` can move as one vector: inside N, and (N % 4 == 0, and D's and C's addresses
+// 16-byte aligned, `aligned`) at a vector-aligned address.
+__device__ __forceinline__ bool vector4(int col, bool aligned) { return kN % 4 == 0 && aligned && col + 3 < kN; }
+
+// C's raw bits at (row, col .. col + 3), 0 past N: f32 as four floats, bf16 as two 32-bit words (or, elementwise, four
+// 16-bit values). They become floats only after a whole batch is loaded (c_quad_value): a conversion inside the
+// bounds check's branch would wait there for its load.
 template <int kKind>
-struct CPairBitsOf {
-  Float2 v;
+struct CQuadBitsOf {
+  float v[4];
 };
 template <>
-struct CPairBitsOf<1> {
-  unsigned int lo, hi;  // lo: both bf16 (even N) or the first one (odd N); hi: the second one (odd N)
+struct CQuadBitsOf<1> {
+  unsigned int w[4];  // vector: w[0], w[1] each two bf16; elementwise: w[i] the i-th bf16
 };
-using CPairBits = CPairBitsOf<kCKind>;
+using CQuadBits = CQuadBitsOf<kCKind>;
 
 // (Templates on the C kind so that the other kind's branch, discarded, need not compile.)
 template <int kKind = kCKind>
-__device__ __forceinline__ CPairBitsOf<kKind> load_c_pair(const void* c, int row, int col) {
+__device__ __forceinline__ CQuadBitsOf<kKind> load_c_quad(const void* c, int row, int col, bool aligned) {
   const unsigned long long idx = (unsigned long long)row * kN + col;
-  CPairBitsOf<kKind> bits{};
+  CQuadBitsOf<kKind> bits{};
   if constexpr (kKind == 1) {
     const unsigned short* c16 = static_cast<const unsigned short*>(c) + idx;
-    if (col + 1 < kN) {
-      if constexpr (kN % 2 == 0) {
-        bits.lo = *reinterpret_cast<const unsigned int*>(c16);
-      } else {
-        bits.lo = c16[0];
-        bits.hi = c16[1];
-      }
-    } else if (col < kN) {
-      bits.lo = c16[0];
+    if (vector4(col, aligned)) {
+      const uint2 w = *reinterpret_cast<const uint2*>(c16);
+      bits.w[0] = w.x;
+      bits.w[1] = w.y;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) bits.w[i] = c16[i];
     }
   } else {
     const float* c32 = static_cast<const float*>(c) + idx;
-    if (col + 1 < kN) {
-      if constexpr (kN % 2 == 0) {
-        bits.v = *reinterpret_cast<const Float2*>(c32);
-      } else {
-        bits.v.x = c32[0];
-        bits.v.y = c32[1];
-      }
-    } else if (col < kN) {
-      bits.v.x = c32[0];
+    if (vector4(col, aligned)) {
+      const float4 f = *reinterpret_cast<const float4*>(c32);
+      bits.v[0] = f.x;
+      bits.v[1] = f.y;
+      bits.v[2] = f.z;
+      bits.v[3] = f.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) bits.v[i] = c32[i];
     }
   }
   return bits;
 }
 
 template <int kKind = kCKind>
-__device__ __forceinline__ Float2 c_pair_value(const CPairBitsOf<kKind>& bits) {
+__device__ __forceinline__ float c_quad_value(const CQuadBitsOf<kKind>& bits, int i, bool vector) {
   if constexpr (kKind == 1) {
-    if constexpr (kN % 2 == 0) {
-      return Float2{ptx::bf16_to_f32((unsigned short)(bits.lo & 0xFFFFu)),
-                    ptx::bf16_to_f32((unsigned short)(bits.lo >> 16))};
-    } else {
-      return Float2{ptx::bf16_to_f32((unsigned short)bits.lo), ptx::bf16_to_f32((unsigned short)bits.hi)};
-    }
+    const unsigned int w = vector ? bits.w[i / 2] >> (16 * (i % 2)) : bits.w[i];
+    return ptx::bf16_to_f32((unsigned short)(w & 0xFFFFu));
   } else {
-    return bits.v;
+    return bits.v[i];
   }
 }
 
-// C added to this thread's part of the tile (rows wave_row0[v] and + 8 of each wave, columns col0 + 8 c and + 1)
-// before any of it is stored, kCBatchChunks chunks' loads in flight at a time. Loads placed between the stores (a
-// load of C, its add, its store to D, the next load) cannot be moved above the stores before them, since D may alias
-// C: every load then waited out a memory round trip alone (64 per thread and 256 x 128 tile), while the tensor
-// cores had nothing queued. The empty asm bounds the loads in flight (registers) by making the next batch's
-// addresses depend on this batch's sums: 16 chunks, a 128-wide wave's 32 loads per thread at once (batches of 8
-// spilled at 256 x 128 k-grouped, 16 and 4 did not; NOTES 36).
-constexpr int kCBatchChunks = 16;
+// C added to this thread's part of the tile (store layout) before any of it is stored, the loads of kCBatchPairs chunk
+// pairs in flight at a time (8: a 128-wide wave's 16 loads per thread). Loads placed between the stores (a load of
+// C, its add, its store to D, the next load) cannot be moved above the stores before them, since D may alias C:
+// every load then waited out a memory round trip alone (NOTES 36). The empty asm bounds the loads in flight
+// (registers; wider batches spilled at 176- and 192-wide tiles) by making the next batch's row index depend on this
+// batch's sums.
+constexpr int kCBatchPairs = 8;
 __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRegs], const int (&wave_row0)[kWaves],
-                                      int rows, int d_row0, int col0) {
+                                      int rows, int d_row0, int n0, int lane, bool aligned) {
+  constexpr int kPairs = kNumChunks / 2, kBatch = kCBatchPairs < kPairs ? kCBatchPairs : kPairs;
   unsigned int row_base = static_cast<unsigned int>(d_row0);  // see depend_on below
 #pragma unroll
-  for (int v = 0; v < kWaves; ++v) {
-    const int r0 = wave_row0[v], r1 = r0 + 8;
+  for (int v = 0; v < kWaves; ++v)
 #pragma unroll
-    for (int c0 = 0; c0 < kNumChunks; c0 += kCBatchChunks) {
-      constexpr int kBatch = kCBatchChunks < kNumChunks ? kCBatchChunks : kNumChunks;
-      CPairBits top[kBatch], bottom[kBatch];
+    for (int p0 = 0; p0 < kPairs; p0 += kBatch) {
+      CQuadBits bits[kBatch][2];
 #pragma unroll
-      for (int j = 0; j < kBatch && c0 + j < kNumChunks; ++j) {
-        const int col = col0 + 8 * (c0 + j);
-        top[j] = r0 < rows ? load_c_pair(c, static_cast<int>(row_base) + r0, col) : CPairBits{};
-        bottom[j] = r1 < rows ? load_c_pair(c, static_cast<int>(row_base) + r1, col) : CPairBits{};
-      }
+      for (int j = 0; j < kBatch && p0 + j < kPairs; ++j)
 #pragma unroll
-      for (int j = 0; j < kBatch && c0 + j < kNumChunks; ++j) {
-        const int i = 4 * (c0 + j);
-        const Float2 t = c_pair_value(top[j]), b = c_pair_value(bottom[j]);
-        out[v][i + 0] += t.x;
-        out[v][i + 1] += t.y;
-        out[v][i + 2] += b.x;
-        out[v][i + 3] += b.y;
-      }
-      ptx::depend_on(row_base, out[v][4 * (c0 + kBatch < kNumChunks ? c0 + kBatch : kNumChunks) - 1]);
+        for (int h = 0; h < 2; ++h) {
+          const int r = wave_row0[v] + 8 * h;
+          bits[j][h] = r < rows ? load_c_quad(c, static_cast<int>(row_base) + r, store_col(n0, p0 + j, lane), aligned)
+                                : CQuadBits{};
+        }
+#pragma unroll
+      for (int j = 0; j < kBatch && p0 + j < kPairs; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = 8 * (p0 + j) + 2 * h;
+          const bool vector = vector4(store_col(n0, p0 + j, lane), aligned);
+          out[v][i + 0] += c_quad_value(bits[j][h], 0, vector);
+          out[v][i + 1] += c_quad_value(bits[j][h], 1, vector);
+          out[v][i + 4] += c_quad_value(bits[j][h], 2, vector);
+          out[v][i + 5] += c_quad_value(bits[j][h], 3, vector);
+        }
+      ptx::depend_on(row_base, out[v][8 * (p0 + kBatch < kPairs ? p0 + kBatch : kPairs) - 1]);
     }
-  }
 }
 
-// Store one pair of horizontally adjacent outputs (row, col) and (row, col + 1); col is even. Vector stores need an
-// even element offset, i.e. an even N (col is even); otherwise scalar stores.
-__device__ __forceinline__ void store_pair(const Fp8GemmArgs& args, int row, int col, float v0, float v1) {
+// Store four consecutive outputs (row, col .. col + 3), those < N.
+__device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int col, float v0, float v1, float v2,
+                                           float v3, bool aligned) {
   const unsigned long long idx = (unsigned long long)row * kN + col;
-  constexpr bool kVector = kN % 2 == 0;
-  if (col + 1 < kN) {
-    if constexpr (kOutF32) {
-      float* d = static_cast<float*>(args.d) + idx;
-      if constexpr (kVector) {
-        *reinterpret_cast<Float2*>(d) = Float2{v0, v1};
-      } else {
-        d[0] = v0;
-        d[1] = v1;
-      }
+  const float v[4] = {v0, v1, v2, v3};
+  if constexpr (kOutF32) {
+    float* d = static_cast<float*>(args.d) + idx;
+    if (vector4(col, aligned)) {
+      *reinterpret_cast<float4*>(d) = make_float4(v0, v1, v2, v3);
     } else {
-      unsigned short* d = static_cast<unsigned short*>(args.d) + idx;
-      if constexpr (kVector) {
-        *reinterpret_cast<unsigned int*>(d) = ptx::pack_bf16x2(v0, v1);  // packed bf16x2 store
-      } else {
-        d[0] = ptx::to_bf16(v0);
-        d[1] = ptx::to_bf16(v1);
-      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) d[i] = v[i];
     }
-  } else if (col < kN) {  // last column of an odd N
-    if constexpr (kOutF32) {
-      static_cast<float*>(args.d)[idx] = v0;
+  } else {
+    unsigned short* d = static_cast<unsigned short*>(args.d) + idx;
+    if (vector4(col, aligned)) {
+      *reinterpret_cast<uint2*>(d) = make_uint2(ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3));
     } else {
-      static_cast<unsigned short*>(args.d)[idx] = ptx::to_bf16(v0);
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) d[i] = ptx::to_bf16(v[i]);
     }
   }
 }
@@ -1429,10 +1454,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         const long long epilogue_start = kProfileWaits ? clock64() : 0;
         if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
         if ((kLoneColumn || kMulticastB) && tile.rows == 0) return;  // a pair's tile past M (uniform over the CTA)
-        // Ragged and masked tiles take the TMA store only when all their rows are theirs (fp8_gemm_abi.h); the
-        // choice is uniform over each warpgroup, as the named barriers below need.
+        // Ragged and masked tiles: a warpgroup takes the TMA store only when all of its rows are the tile's own
+        // (fp8_gemm_abi.h), so that of a partial tile only the warpgroup its last row falls in (and any past it)
+        // keeps the register stores; the choice is uniform over each warpgroup, as the named barriers below need.
         constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
-        if (kTmaStore && (kTilesOwnRows || tile.rows == kBlockM)) {
+        if (kTmaStore && (kTilesOwnRows || (warpgroup + 1) * kWaves * 64 <= tile.rows)) {
           // Epilogue through shared memory, each consumer warpgroup on its own rows (kWaves x 64 of the tile, one
           // box of the D tensor map per 64-column atom): once its previous tile's stores have read its part of the
           // staging tile, its warps write their bf16 fragments there with stmatrix (swizzled, conflict-free), and
@@ -1476,17 +1502,26 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             ptx::bulk_commit_group();
           }
         } else {
-          // Epilogue: straight from registers to global memory, only the tile's own rows and columns < N, C added
-          // first. (The producer is already loading the next tile's stages meanwhile.)
-          if constexpr (kCKind != 0) add_c(args.c, out, wave_row0, tile.rows, tile.d_row0, n0 + chunk_col);
+          // Epilogue: straight from registers to global memory in the store layout (to_store_layout), only the
+          // tile's own rows and columns < N, C added first. (The producer is already loading the next tile's stages
+          // meanwhile.) Vector accesses need 16-byte aligned D and C (uniform over the CTA).
+          const bool aligned =
+              ((reinterpret_cast<unsigned long long>(args.d) | reinterpret_cast<unsigned long long>(args.c)) & 15) == 0;
+#pragma unroll
+          for (int v = 0; v < kWaves; ++v) to_store_layout(out[v], lane);
+          if constexpr (kCKind != 0) add_c(args.c, out, wave_row0, tile.rows, tile.d_row0, n0, lane, aligned);
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
-            const int r0 = wave_row0[v], r1 = r0 + 8;
 #pragma unroll
-            for (int c = 0; c < kNumChunks; ++c) {
-              const int col = n0 + 8 * c + chunk_col;
-              if (r0 < tile.rows) store_pair(args, tile.d_row0 + r0, col, out[v][4 * c + 0], out[v][4 * c + 1]);
-              if (r1 < tile.rows) store_pair(args, tile.d_row0 + r1, col, out[v][4 * c + 2], out[v][4 * c + 3]);
+            for (int p = 0; p < kNumChunks / 2; ++p) {
+              const int col = store_col(n0, p, lane);
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int r = wave_row0[v] + 8 * h;
+                if (r < tile.rows)
+                  store_quad(args, tile.d_row0 + r, col, out[v][8 * p + 2 * h], out[v][8 * p + 2 * h + 1],
+                             out[v][8 * p + 4 + 2 * h], out[v][8 * p + 4 + 2 * h + 1], aligned);
+              }
             }
           }
         }

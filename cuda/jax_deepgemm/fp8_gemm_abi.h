@@ -172,9 +172,9 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
 
 // The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), whole 64-column
 // atoms (128 bytes of bf16: the 128-byte swizzle), N % 8 == 0 (16-byte row strides of D). Dense and contiguous tiles
-// own all their rows (a TMA store clips the M tail); ragged and masked tiles take it only when all BLOCK_M rows are
-// theirs: a partial tile's rows past its group belong to the next group (ragged) or must stay untouched (masked),
-// so it keeps the register epilogue.
+// own all their rows (a TMA store clips the M tail); in ragged and masked tiles each consumer warpgroup takes it
+// only when all of its rows are the tile's: a partial tile's rows past its group belong to the next group (ragged)
+// or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
 constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
   return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 64 == 0 && n % 8 == 0;
 }

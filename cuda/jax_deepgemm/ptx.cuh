@@ -49,6 +49,13 @@ __device__ __forceinline__ float shfl_f32(float v, int src) {
   return r;
 }
 
+// Lane (this lane ^ lane_mask)'s value, for every lane of the (converged) warp.
+__device__ __forceinline__ float shfl_xor_f32(float v, int lane_mask) {
+  float r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(lane_mask));
+  return r;
+}
+
 // Warp-wide min of a signed value over all 32 lanes (the warp must be converged).
 __device__ __forceinline__ int redux_min(int v) {
   int r;

@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# Prepared (NOTES 40), not yet run: the register epilogue in a store layout (store_layout.patch: one exchange with the
-# neighbouring lane, then 16-byte f32 / 8-byte bf16 stores and loads of C, half the instructions) and, separately or
-# together, the TMA store per warpgroup for ragged / masked partial tiles (wg_tma_store.patch), against the committed
-# headers sent along. Rows: k-grouped (f32 out with C), dense with f32 / bf16 C, dense without C on the register
-# epilogue (DG_TUNE_TMA_STORE=0), masked and contiguous / ragged; new / old alternating. Then the GPU tests that take
-# the register epilogue with the new headers. One device call (carry .ab_old_cuda), from the repo root:
+# Same-run A/B of epilogue changes against the committed headers sent along (NOTES 40-41: the store-layout register
+# epilogue and the per-warpgroup TMA store for partial tiles, both in the kernel since 235334a). Rows: k-grouped (f32
+# out with C), dense with f32 / bf16 C, dense without C on the register epilogue (DG_TUNE_TMA_STORE=0), masked and
+# contiguous / ragged; new / old alternating. Then the GPU tests that take the register epilogue with the new
+# headers. One device call (carry .ab_old_cuda), from the repo root, with the change in the working tree:
 #   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
-#   git apply benchmarks/experiments/store_layout.patch      # and / or wg_tma_store.patch
 #   bash benchmarks/experiments/epilogue_layout.sh        # EPI_TESTS=0: the A/B only (the tests take ~280 s more)
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh

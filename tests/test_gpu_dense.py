@@ -72,7 +72,8 @@ def test_dense_options(out_dtype, c_dtype, per_row):
     assert_matches(out, expected, bound, out_dtype)
 
 
-# C with an odd N (scalar loads and stores of the last column, NOTES 36) and an M tail, both C types.
+# C with an odd N (N % 4 != 0: the register epilogue's elementwise loads and stores instead of 4-wide vectors,
+# NOTES 36 / 41) and an M tail, both C types.
 @pytest.mark.parametrize("c_dtype", [BF16, F32])
 def test_dense_c_with_odd_n(c_dtype):
     m, n, k = 300, 517, 640

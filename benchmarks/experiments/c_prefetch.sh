@@ -7,8 +7,9 @@
 # sent along (device tool: carry .ab_old_cuda):
 #   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
 #   git apply benchmarks/experiments/c_line_prefetch.patch && bash benchmarks/experiments/c_prefetch.sh .ab_old_cuda
-# (Without a folder ab_prepare takes the device copy's git HEAD as "old": in session 17's c_prefetch.patch run that
-# copy's HEAD lagged at af9f2df, before NOTES 36, so "old" there was the kernel before both.)
+# The patches apply to 6ccf702's kernel (run from a `git worktree add` of it); the epilogue has changed since
+# (NOTES 41). Without a folder ab_prepare takes the device copy's git HEAD as "old": in session 17's c_prefetch.patch
+# run that copy's HEAD lagged at af9f2df, before NOTES 36, so "old" there was the kernel before both.
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

@@ -136,6 +136,12 @@ struct Fp8GemmProfileRecord {
 constexpr int kFp8GemmProfileMaxCtas = 1024;
 constexpr int kFp8GemmProfileRoles = 3;
 __device__ Fp8GemmProfileRecord jdg_fp8_gemm_profile_records[kFp8GemmProfileMaxCtas][kFp8GemmProfileRoles];
+// A timeline of the two-wave K loop: the first kTraceEvents events of each consumer warpgroup's first thread in the
+// first kTraceCtas CTAs, each (cycles since the kernel's start, tile * 4096 + K block of the pass * 16 + wave * 4 +
+// event: 0 wgmmas issued, 1 done, 2 promoted); count, then the events.
+constexpr int kTraceCtas = 2, kTraceEvents = 640;
+__device__ int jdg_fp8_gemm_trace_count[kTraceCtas][2];
+__device__ unsigned int jdg_fp8_gemm_trace[kTraceCtas][2][kTraceEvents][2];
 #endif
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
@@ -191,6 +197,14 @@ constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 // Tile order: bands of kBandN columns (N blocks, or N-block pairs of a cluster); inside a band the column index runs
 // fastest, then M. The CTAs working at the same time then share a few A row-blocks and B column-blocks in L2.
 constexpr int kBandN = 16 / kCluster;
+
+// The two-wave loop's turns (k_loop): named barriers kTurnBarrier0 .. + 3 (0 is __syncthreads', 1 and 2 the
+// epilogue's), one per wave issue of a K block, each over both consumer warpgroups.
+constexpr unsigned int kTurnBarrier0 = 3;
+#ifndef JDG_ORDER_WAVES
+#define JDG_ORDER_WAVES 0
+#endif
+constexpr bool kOrderWaves = JDG_ORDER_WAVES != 0;
 
 // wgmma accumulator fragment: N/2 floats per thread, 4 per 8-column chunk.
 constexpr int kAccRegs = kBlockN / 2;
@@ -934,6 +948,18 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #endif
   unsigned long long waited = 0, epilogue_cycles = 0;
   int profiled_k_blocks = 0;
+  [[maybe_unused]] int traced_tiles = 0, traced_events = 0;
+  // JDG_PROFILE_WAITS: one event of the timeline (jdg_fp8_gemm_trace), by each consumer warpgroup's first thread.
+  auto trace = [&](int kb, int wave, int event) {
+#if JDG_PROFILE_WAITS
+    const int wg = threadIdx.x / 128;
+    if (threadIdx.x % 128 == 0 && wg < 2 && blockIdx.x < kTraceCtas && traced_events < kTraceEvents) {
+      unsigned int* e = jdg_fp8_gemm_trace[blockIdx.x][wg][traced_events++];
+      e[0] = static_cast<unsigned int>(clock64() - kernel_start);
+      e[1] = static_cast<unsigned int>(traced_tiles * 4096 + kb * 16 + wave * 4 + event);
+    }
+#endif
+  };
 
   // Dynamic shared memory, base rounded up to 1024 bytes (the ABI reserves 1024 bytes of slack for it).
   extern __shared__ unsigned char smem_raw[];
@@ -1353,9 +1379,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // between K blocks.
           constexpr bool kWaitAhead = kWaves == 2;
           if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
-          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
-          // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
-          // of which are and without the row-selecting promotion.
+          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which every wave of the tile is
+          // active with all of its rows (every tile but an M tail or a contiguous expert boundary) without the
+          // per-K-block checks of which are and without the row-selecting promotion, and with the waves' turns:
+          // the warpgroups issue them in the order W0a W1a W0b W1b (warpgroup, wave) in every K block, each after
+          // the one before it (a named barrier per turn), so that the tensor cores, which take a sub-partition's
+          // wgmmas in the order they are issued, run one warpgroup's wave while the other promotes. Two warpgroups
+          // that issue at the same time instead have their wgmmas interleaved, finish together and promote together
+          // with the tensor cores idle.
           auto k_loop = [&](auto all_active) {
             constexpr bool kAll = decltype(all_active)::value;
             for (int kb = tile.kb0; kb < kb_end; ++kb) {
@@ -1393,12 +1424,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   const int r0 = wave_row0[v], box = r0 / kSABoxRows;
                   const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
                   const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+                  // kAll passes: the wave's turn in the K block (see above); it waits for the turn before it.
+                  const int turn = 2 * v + warpgroup;
+                  if (kOrderWaves && kAll && (turn > 0 || kb != tile.kb0))
+                    ptx::named_barrier_sync(kTurnBarrier0 + (turn + 3) % 4, 256);
+                  trace(kb - tile.kb0, v, 0);
                   wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
+                  if (kOrderWaves && kAll && (turn < 3 || !last_kb)) ptx::named_barrier_arrive(kTurnBarrier0 + turn, 256);
                   // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
                   if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
                   if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
                   ptx::wgmma_wait_group<0>();
                   ptx::fence_operands(acc);
+                  trace(kb - tile.kb0, v, 1);
                   // The last wave's wgmmas of this warp finished reading the stage: release it (one arrival per
                   // warp), unless the promotion still reads its per-row B scales.
                   if (!kBScalePerRow && v == kWaves - 1) release(empty);
@@ -1412,6 +1450,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                     promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, kAll || all_rows[v], keep0[v],
                                            keep1[v]);
                   }
+                  trace(kb - tile.kb0, v, 2);
                 } else if (v == kWaves - 1) {
                   if (kWaitAhead && !last_kb) wait_stage(next_full, next_phase, waited);
                   if (!kBScalePerRow) release(empty);  // an earlier wave was active and is done with the stage
@@ -1430,7 +1469,17 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
           };
           if constexpr (kWaves == 2) {
-            if (active[0] && active[1] && whole) {
+            // Both warpgroups take the same loop (its turns are barriers between them): only passes in which every
+            // wave of the tile is active with all of its rows, a condition uniform over the CTA (contiguous: every
+            // row of the tile is the pass's expert; every warp holds the same ids).
+            bool every_wave = tile.rows > kBlockM - 64;
+            if constexpr (kContiguous) {
+              bool all_ids = true;
+#pragma unroll
+              for (int s = 0; s < kIdSlots; ++s) all_ids &= ids[s] == group;
+              every_wave = ptx::vote_all(all_ids);
+            }
+            if (every_wave) {
               k_loop(BoolConstant<true>{});
             } else {
               k_loop(BoolConstant<false>{});
@@ -1452,7 +1501,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // fewer cycles per K block; with this copy the tail kernels' per-tile cost stayed, NOTES 27).
       auto epilogue = [&] {
         const long long epilogue_start = kProfileWaits ? clock64() : 0;
-        if constexpr (kProfileWaits) profiled_k_blocks += tile.num_kb;
+        if constexpr (kProfileWaits) {
+          profiled_k_blocks += tile.num_kb;
+          ++traced_tiles;
+        }
         if ((kLoneColumn || kMulticastB) && tile.rows == 0) return;  // a pair's tile past M (uniform over the CTA)
         // Ragged and masked tiles: a warpgroup takes the TMA store only when all of its rows are the tile's own
         // (fp8_gemm_abi.h), so that of a partial tile only the warpgroup its last row falls in (and any past it)
@@ -1558,6 +1610,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       r.k_blocks = profiled_k_blocks;
       r.written = 1;
     }
+    if (threadIdx.x % 128 == 0 && threadIdx.x / 128 < 2 && blockIdx.x < kTraceCtas)
+      jdg_fp8_gemm_trace_count[blockIdx.x][threadIdx.x / 128] = traced_events;
   }
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
@@ -1588,6 +1642,17 @@ extern "C" __global__ void jdg_fp8_gemm_profile_report(int grid) {
     printf("jax_deepgemm waits: cta %d %s waited %llu of %llu cycles in %llu ns; epilogues %llu cycles, %d K blocks\n",
            i / kRoles, names[i % kRoles], r.waited, r.cycles, r.ns, r.epilogue_cycles, r.k_blocks);
     r.written = 0;
+  }
+  if (threadIdx.x == 0) {
+    using jdg::fp8_gemm::kTraceCtas;
+    for (int c = 0; c < kTraceCtas && c < grid; ++c)
+      for (int w = 0; w < 2; ++w) {
+        const int n = jdg::fp8_gemm::jdg_fp8_gemm_trace_count[c][w];
+        for (int i = 0; i < n; ++i)
+          printf("jax_deepgemm trace: cta %d wg %d %u %u\n", c, w, jdg::fp8_gemm::jdg_fp8_gemm_trace[c][w][i][0],
+                 jdg::fp8_gemm::jdg_fp8_gemm_trace[c][w][i][1]);
+        jdg::fp8_gemm::jdg_fp8_gemm_trace_count[c][w] = 0;
+      }
   }
 }
 #endif

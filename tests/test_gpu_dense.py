@@ -139,7 +139,8 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
     jax.block_until_ready(out)
     expected, bound = _expected(a, b)
     assert_matches(out, expected, bound, BF16)
-    lines = [ln for ln in capfd.readouterr().out.splitlines() if ln.startswith("jax_deepgemm waits: cta ")]
+    capfd_out = capfd.readouterr().out.splitlines()
+    lines = [ln for ln in capfd_out if ln.startswith("jax_deepgemm waits: cta ")]
     consumers = [ln for ln in lines if "consumer (full stages)" in ln]
     second = [ln for ln in lines if "consumer1 (full stages)" in ln]  # BLOCK_M >= 128: two consumer warpgroups
     producers = [ln for ln in lines if "producer (empty stages)" in ln]
@@ -149,6 +150,18 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
     # each consumer warpgroup's K blocks add up to tiles x K blocks per tile
     for role in (consumers, second):
         assert sum(int(ln.split(", ")[-1].split()[0]) for ln in role) == config["tiles"] * -(-k // 128), lines[:6]
+    # the two-wave K loop's timeline (256-row tiles; benchmarks/experiments/wave_trace.py): each traced wave of CTA
+    # 0's warpgroups is issued, done and promoted in that order
+    traced = [ln.split() for ln in capfd_out if ln.startswith("jax_deepgemm trace: cta 0 wg ")]
+    assert bool(traced) == (block_m == 256), traced[:3]
+    for wg in ("0", "1") if traced else ():
+        events = {}
+        for *_, w, t, tag in traced:
+            if w == wg:
+                events.setdefault(int(tag) // 4, []).append((int(tag) % 4, int(t)))
+        assert events, f"no trace of warpgroup {wg}"
+        for wave, evs in events.items():
+            assert [e for e, _ in evs] == [0, 1, 2] and evs[0][1] <= evs[1][1] <= evs[2][1], (wg, wave, evs)
 
 
 def test_fp8_dot_gradients_on_gpu():

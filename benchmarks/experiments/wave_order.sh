@@ -1,20 +1,15 @@
 #!/usr/bin/env bash
-# The two-wave loop's turns (fp8_gemm.cuh k_loop, JDG_ORDER_WAVES): same-run A/B of the kernel with them against
-# the same headers with them off (JDG_ORDER_WAVES 1 / 0), on the rows that take 256-row tiles (dense M = 4096,
-# contiguous / ragged, k-grouped), new / old alternating; then the DG_PROFILE_WAITS timeline of each side
-# (wave_trace.py: period, issue-to-done, promotion, how far warpgroup 1 trails warpgroup 0, time with no wave in
-# flight). One device call, from the repo root:  bash benchmarks/experiments/wave_order.sh   (~330 s)
+# The two-wave loop's turns (wave_turns.patch, NOTES 43; measured, not taken): same-run A/B of the kernel with them
+# against the kernel without, on the rows that take 256-row tiles (dense M = 4096, contiguous / ragged, k-grouped),
+# new / old alternating; then the DG_PROFILE_WAITS timeline of each side (wave_trace.py: period, issue-to-done,
+# promotion, how far warpgroup 1 trails warpgroup 0, time with no wave in flight). One device call, from the repo
+# root:  bash benchmarks/experiments/wave_order.sh   (~210 s)
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
-# new: the working tree's headers with the turns on (whatever their default), old: off
-for v in on off; do
-  rm -rf /tmp/order_${v}_cuda && cp -r cuda /tmp/order_${v}_cuda
-  sed -i "s/^#define JDG_ORDER_WAVES [01]$/#define JDG_ORDER_WAVES $([ $v = on ] && echo 1 || echo 0)/" \
-    /tmp/order_${v}_cuda/jax_deepgemm/fp8_gemm.cuh
-done
-grep -q '^#define JDG_ORDER_WAVES 1$' /tmp/order_on_cuda/jax_deepgemm/fp8_gemm.cuh || { echo "no JDG_ORDER_WAVES"; exit 1; }
-rm -rf cuda && cp -r /tmp/order_on_cuda cuda
+# old: the working tree's headers; new: the same with wave_turns.patch applied
+rm -rf /tmp/order_off_cuda && cp -r cuda /tmp/order_off_cuda
+git apply benchmarks/experiments/wave_turns.patch || { echo "wave_turns.patch does not apply"; exit 1; }
 ab_prepare /tmp/order_off_cuda
 {
   ab_dense 2 4096,7168,16384 4096,4096,7168 4096,7168,2048 4096,24576,1536 4096,32768,512 2048,2112,7168

@@ -198,14 +198,6 @@ constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 // fastest, then M. The CTAs working at the same time then share a few A row-blocks and B column-blocks in L2.
 constexpr int kBandN = 16 / kCluster;
 
-// The two-wave loop's turns (k_loop): named barriers kTurnBarrier0 .. + 3 (0 is __syncthreads', 1 and 2 the
-// epilogue's), one per wave issue of a K block, each over both consumer warpgroups.
-constexpr unsigned int kTurnBarrier0 = 3;
-#ifndef JDG_ORDER_WAVES
-#define JDG_ORDER_WAVES 0
-#endif
-constexpr bool kOrderWaves = JDG_ORDER_WAVES != 0;
-
 // wgmma accumulator fragment: N/2 floats per thread, 4 per 8-column chunk.
 constexpr int kAccRegs = kBlockN / 2;
 constexpr int kNumChunks = kBlockN / 8;
@@ -1379,14 +1371,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // between K blocks.
           constexpr bool kWaitAhead = kWaves == 2;
           if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
-          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which every wave of the tile is
-          // active with all of its rows (every tile but an M tail or a contiguous expert boundary) without the
-          // per-K-block checks of which are and without the row-selecting promotion, and with the waves' turns:
-          // the warpgroups issue them in the order W0a W1a W0b W1b (warpgroup, wave) in every K block, each after
-          // the one before it (a named barrier per turn), so that the tensor cores, which take a sub-partition's
-          // wgmmas in the order they are issued, run one warpgroup's wave while the other promotes. Two warpgroups
-          // that issue at the same time instead have their wgmmas interleaved, finish together and promote together
-          // with the tensor cores idle.
+          // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
+          // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
+          // of which are and without the row-selecting promotion.
           auto k_loop = [&](auto all_active) {
             constexpr bool kAll = decltype(all_active)::value;
             for (int kb = tile.kb0; kb < kb_end; ++kb) {
@@ -1424,13 +1411,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   const int r0 = wave_row0[v], box = r0 / kSABoxRows;
                   const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
                   const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
-                  // kAll passes: the wave's turn in the K block (see above); it waits for the turn before it.
-                  const int turn = 2 * v + warpgroup;
-                  if (kOrderWaves && kAll && (turn > 0 || kb != tile.kb0))
-                    ptx::named_barrier_sync(kTurnBarrier0 + (turn + 3) % 4, 256);
                   trace(kb - tile.kb0, v, 0);
                   wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
-                  if (kOrderWaves && kAll && (turn < 3 || !last_kb)) ptx::named_barrier_arrive(kTurnBarrier0 + turn, 256);
                   // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
                   if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
                   if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
@@ -1469,17 +1451,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             }
           };
           if constexpr (kWaves == 2) {
-            // Both warpgroups take the same loop (its turns are barriers between them): only passes in which every
-            // wave of the tile is active with all of its rows, a condition uniform over the CTA (contiguous: every
-            // row of the tile is the pass's expert; every warp holds the same ids).
-            bool every_wave = tile.rows > kBlockM - 64;
-            if constexpr (kContiguous) {
-              bool all_ids = true;
-#pragma unroll
-              for (int s = 0; s < kIdSlots; ++s) all_ids &= ids[s] == group;
-              every_wave = ptx::vote_all(all_ids);
-            }
-            if (every_wave) {
+            if (active[0] && active[1] && whole) {
               k_loop(BoolConstant<true>{});
             } else {
               k_loop(BoolConstant<false>{});

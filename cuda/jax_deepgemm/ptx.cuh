@@ -298,11 +298,6 @@ __device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
-// Arrives on barrier `id` without waiting for it (the threads that wait take named_barrier_sync with the same count).
-__device__ __forceinline__ void named_barrier_arrive(unsigned int id, unsigned int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 // Two consecutive floats from shared memory, in this position among the volatile asm statements (the barrier waits
 // that make the data visible come before it).
 __device__ __forceinline__ void ld_shared_f32x2(unsigned int addr, float& x, float& y) {

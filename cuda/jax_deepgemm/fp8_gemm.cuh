@@ -713,23 +713,49 @@ __device__ __forceinline__ void add_to(float& out, float v, bool keep) {
 
 // Promotion with per-column B scales: this thread's two columns of each 8-column chunk, a float2 of the stage's
 // scales at shared address `col_scales` + 32 bytes per chunk (columns past N hold TMA's zero fill, and their products
-// are zero too). Left alone, the compiler hoists all BLOCK_N/8 loads to the top and spills the accumulators; making
-// the next group's address depend on this group's results (an empty asm) bounds the scales in flight. keep0 /
-// keep1: see add_to.
+// are zero too). They are read in groups of kScaleGroup chunks, each group's loads issued while the group before it
+// is promoted, the first group's (`head`, load_col_scales) by the caller before it waits for the wgmmas: so no
+// load's latency stands between the wgmmas and the promotion's FP32 work (NOTES 44: with one group of 8 chunks
+// loaded at a time after the wait, FMULs waiting for them drew 9% of the k-grouped kernel's stall samples). Left
+// alone, the compiler hoists every load to the top and spills the accumulators; making the loads of group g + 1
+// depend on the results of group g - 1 (an empty asm) keeps two groups in flight. keep0 / keep1: see add_to.
+constexpr int kScaleGroup = 4;
+constexpr int kScaleGroups = (kNumChunks + kScaleGroup - 1) / kScaleGroup;
+
+__device__ __forceinline__ void load_col_scales(Float2 (&scales)[kScaleGroup], unsigned int col_scales, int group) {
+#pragma unroll
+  for (int i = 0; i < kScaleGroup; ++i) {
+    const int c = group * kScaleGroup + i;
+    if (c < kNumChunks) ptx::ld_shared_f32x2(col_scales + 32 * c, scales[i].x, scales[i].y);
+  }
+}
+
 template <bool kRowMask>
 __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
-                                                unsigned int col_scales, float sa0, float sa1, bool keep0,
-                                                bool keep1) {
-  constexpr int kScaleGroup = 8;
+                                                unsigned int col_scales, const Float2 (&head)[kScaleGroup], float sa0,
+                                                float sa1, bool keep0, bool keep1) {
+  Float2 cur[kScaleGroup];
 #pragma unroll
-  for (int c = 0; c < kNumChunks; ++c) {
-    Float2 sb;
-    ptx::ld_shared_f32x2(col_scales + 32 * c, sb.x, sb.y);
-    add_to<kRowMask>(out[4 * c + 0], sa0 * sb.x * acc[4 * c + 0], keep0);
-    add_to<kRowMask>(out[4 * c + 1], sa0 * sb.y * acc[4 * c + 1], keep0);
-    add_to<kRowMask>(out[4 * c + 2], sa1 * sb.x * acc[4 * c + 2], keep1);
-    add_to<kRowMask>(out[4 * c + 3], sa1 * sb.y * acc[4 * c + 3], keep1);
-    if (c % kScaleGroup == kScaleGroup - 1) ptx::depend_on(col_scales, out[4 * c + 3]);
+  for (int i = 0; i < kScaleGroup; ++i) cur[i] = head[i];
+#pragma unroll
+  for (int g = 0; g < kScaleGroups; ++g) {
+    Float2 next[kScaleGroup];
+    if (g + 1 < kScaleGroups) load_col_scales(next, col_scales, g + 1);
+#pragma unroll
+    for (int i = 0; i < kScaleGroup; ++i) {
+      const int c = g * kScaleGroup + i;
+      if (c >= kNumChunks) continue;
+      add_to<kRowMask>(out[4 * c + 0], sa0 * cur[i].x * acc[4 * c + 0], keep0);
+      add_to<kRowMask>(out[4 * c + 1], sa0 * cur[i].y * acc[4 * c + 1], keep0);
+      add_to<kRowMask>(out[4 * c + 2], sa1 * cur[i].x * acc[4 * c + 2], keep1);
+      add_to<kRowMask>(out[4 * c + 3], sa1 * cur[i].y * acc[4 * c + 3], keep1);
+    }
+    if (g + 1 < kScaleGroups) {
+      const int last = (g + 1) * kScaleGroup - 1 < kNumChunks ? (g + 1) * kScaleGroup - 1 : kNumChunks - 1;
+      ptx::depend_on(col_scales, out[4 * last + 3]);
+#pragma unroll
+      for (int i = 0; i < kScaleGroup; ++i) cur[i] = next[i];
+    }
   }
 }
 
@@ -789,12 +815,12 @@ __device__ __forceinline__ void promote_blocks_of_pass(float (&out)[kAccRegs], c
 }
 
 __device__ __forceinline__ void promote_per_row_of_pass(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
-                                                        unsigned int col_scales, float sa0, float sa1, bool all_rows,
-                                                        bool keep0, bool keep1) {
+                                                        unsigned int col_scales, const Float2 (&head)[kScaleGroup],
+                                                        float sa0, float sa1, bool all_rows, bool keep0, bool keep1) {
   if (kContiguous && !all_rows) {
-    promote_per_row<kContiguous>(out, acc, col_scales, sa0, sa1, keep0, keep1);
+    promote_per_row<kContiguous>(out, acc, col_scales, head, sa0, sa1, keep0, keep1);
   } else {
-    promote_per_row<false>(out, acc, col_scales, sa0, sa1, true, true);
+    promote_per_row<false>(out, acc, col_scales, head, sa0, sa1, true, true);
   }
 }
 
@@ -1130,7 +1156,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         const unsigned int empty = empty_bars + 8 * st;
         if constexpr (kBScalePerRow) {
           const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
-          promote_per_row_of_pass(out[0], a, col_scales, sa0, sa1, all_rows, keep0, keep1);
+          Float2 head[kScaleGroup];
+          load_col_scales(head, col_scales, 0);
+          promote_per_row_of_pass(out[0], a, col_scales, head, sa0, sa1, all_rows, keep0, keep1);
           __syncwarp();  // every lane has read its scales before the stage is released
           release(empty);
         } else {
@@ -1416,6 +1444,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   // Broadcast while the wgmmas run: the tile's first chunk may still be loading.
                   if constexpr (kBScaleChunks) sb[0] = ptx::shfl_f32(sb_chunk, in_chunk);
                   if (kWaitAhead && v == kWaves - 1 && !last_kb) wait_stage(next_full, next_phase, waited);
+                  Float2 head[kScaleGroup];  // per-row B scales: the first group, read while the wgmmas run
+                  if constexpr (kBScalePerRow) load_col_scales(head, col_scales, 0);
                   ptx::wgmma_wait_group<0>();
                   ptx::fence_operands(acc);
                   trace(kb - tile.kb0, v, 1);
@@ -1426,7 +1456,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
                   // (kAll: the pass has all of the waves' rows, see `whole`.)
                   if constexpr (kBScalePerRow) {
-                    promote_per_row_of_pass(out[v], acc, col_scales, sa0, sa1, kAll || all_rows[v], keep0[v],
+                    promote_per_row_of_pass(out[v], acc, col_scales, head, sa0, sa1, kAll || all_rows[v], keep0[v],
                                             keep1[v]);
                   } else {
                     promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, kAll || all_rows[v], keep0[v],

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Per-row B scales read ahead (NOTES 44): same-run A/B of the working tree's kernel headers against the committed
+# ones sent along, on the k-grouped rows (new / old three times), then the GPU tests that take per-row B scales
+# (k-grouped, ragged and dense per-row, every forced configuration of them). One device call (carry .ab_old_cuda):
+#   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
+#   bash benchmarks/experiments/col_scale_prefetch.sh
+set -uo pipefail
+. benchmarks/experiments/ab_headers.sh
+ab_setup
+ab_prepare .ab_old_cuda
+{
+  ab_grouped k_grouped
+  ab_grouped k_grouped
+  ab_grouped k_grouped
+} 2>&1 | tee "$OUT/col_scale_prefetch.txt"
+ab_use new
+tests() {  # name, pytest arguments
+  local name=$1; shift
+  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
+  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
+}
+tests grouped tests/test_gpu_grouped.py &
+tests configs tests/test_gpu_configs.py -k "k_grouped or per_row" &
+tests dense tests/test_gpu_dense.py -k "per_row or f32 or profile" &
+wait
+echo "elapsed $((SECONDS - start)) s"

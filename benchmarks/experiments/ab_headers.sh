@@ -7,6 +7,7 @@
 #   ab_use new|old            put that side's headers in cuda/ (ab_use new when done)
 #   ab_dense ROUNDS SHAPES    dense_rows.py on M,N,K shapes, new / old alternating, lines prefixed "side rR"
 #   ab_grouped KINDS          grouped_rows.py once per side
+#   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
   export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
@@ -37,4 +38,9 @@ ab_grouped() {  # the kinds grouped_rows.py takes
       grep -E " us |rror" | sed "s/^/$v /"
   done
   ab_use new
+}
+ab_tests() {  # name, pytest arguments
+  local name=$1; shift
+  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
+  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }

@@ -14,13 +14,8 @@ ab_prepare .ab_old_cuda
   ab_grouped k_grouped
 } 2>&1 | tee "$OUT/col_scale_prefetch.txt"
 ab_use new
-tests() {  # name, pytest arguments
-  local name=$1; shift
-  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
-  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
-}
-tests grouped tests/test_gpu_grouped.py &
-tests configs tests/test_gpu_configs.py -k "k_grouped or per_row" &
-tests dense tests/test_gpu_dense.py -k "per_row or f32 or profile" &
+ab_tests grouped tests/test_gpu_grouped.py &
+ab_tests configs tests/test_gpu_configs.py -k "k_grouped or per_row" &
+ab_tests dense tests/test_gpu_dense.py -k "per_row or f32 or profile" &
 wait
 echo "elapsed $((SECONDS - start)) s"

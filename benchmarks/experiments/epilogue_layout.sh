@@ -20,12 +20,7 @@ ab_prepare .ab_old_cuda
 } 2>&1 | tee "$OUT/epilogue_layout.txt"
 ab_use new
 [ "${EPI_TESTS:-1}" = 0 ] && { echo "elapsed $((SECONDS - start)) s"; exit 0; }
-tests() {  # name, pytest arguments
-  local name=$1; shift
-  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
-  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
-}
-tests files tests/test_gpu_dense.py tests/test_gpu_grouped.py &
-tests configs tests/test_gpu_configs.py -k "with_c or k_grouped or masked or ragged" &
+ab_tests files tests/test_gpu_dense.py tests/test_gpu_grouped.py &
+ab_tests configs tests/test_gpu_configs.py -k "with_c or k_grouped or masked or ragged" &
 wait
 echo "elapsed $((SECONDS - start)) s"

@@ -16,12 +16,7 @@ for m in 64 128; do for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,716
   ab_grouped masked
 } 2>&1 | tee "$OUT/pipelined_sa.txt"
 ab_use new
-tests() {  # name, pytest arguments
-  local name=$1; shift
-  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
-  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
-}
-tests dense tests/test_gpu_dense.py &
-tests grouped tests/test_gpu_grouped.py &
+ab_tests dense tests/test_gpu_dense.py &
+ab_tests grouped tests/test_gpu_grouped.py &
 wait
 echo "elapsed $((SECONDS - start)) s"

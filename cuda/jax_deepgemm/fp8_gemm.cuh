@@ -1142,7 +1142,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       const int r0 = wave_row0[0], box = r0 / kSABoxRows;
       // Tiles up to 64 wide read a K block's A scales as soon as its wgmmas are issued, a K block before they are
       // used: their short tensor work per K block does not hide the shared-memory latency of a read after the wait
-      // for the wgmmas (NOTES 45: up to 5% at M = 64 / 128; at 128 wide the early read measured 0 to +2.7%).
+      // for the wgmmas (NOTES 45: up to 5% less time at M = 64 / 128; at 128 wide the early read was 0-2.7% slower).
       constexpr bool kEarlyAScales = kBlockN <= 64;
       // Issue K block kb's wgmmas into `a` from stage `st` (its B block scales into `sb` first: their global-load
       // latency hides behind the wait); kEarlyAScales: then its A scales into `sa`.

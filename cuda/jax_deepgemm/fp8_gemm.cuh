@@ -291,6 +291,15 @@ struct alignas(8) Float2 {
   float x, y;
 };
 
+// This thread's A scales, tile rows r0 and r0 + 8 (one 16-row group of a wave), from the A scales of one stage as
+// loaded: `sa_stage` = the stage's first float + (row0 & 3). They come in kSABoxes boxes of kSABoxRows tile rows, box
+// b loaded from row (row0 & ~3) + b * kSABoxRows into a slot of kSASlotFloats floats.
+__device__ __forceinline__ void read_a_scales(const float* sa_stage, int r0, float& sa0, float& sa1) {
+  const int box = r0 / kSABoxRows;
+  sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+  sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+}
+
 // Tile t of a grid of num_m_blocks x kNumTileCols -> (m_block, n_block) in banded order; identical in the producer
 // and the consumers. With a cluster, t numbers the cluster's tiles: its CTA of rank r takes N block
 // kCluster * column + r (kMulticastB: the caller pairs M blocks instead; column = N block).
@@ -1139,7 +1148,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     auto pipelined_pass = [&](const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks], auto all_rows,
                               bool keep0, bool keep1, int& stage, unsigned int& phase) {
       const int n0 = tile.n_block * kBlockN;
-      const int r0 = wave_row0[0], box = r0 / kSABoxRows;
+      const int r0 = wave_row0[0];
       // Tiles up to 64 wide read a K block's A scales as soon as its wgmmas are issued, a K block before they are
       // used: their short tensor work per K block does not hide the shared-memory latency of a read after the wait
       // for the wgmmas (NOTES 45: up to 5% less time at M = 64 / 128; at 128 wide the early read was 0-2.7% slower).
@@ -1152,17 +1161,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         wait_stage(full_bars + 8 * st, ph, waited);
         wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4), desc_b0 + st * (kSmemBBytes >> 4));
         if constexpr (kEarlyAScales) {
-          const float* sa_stage = sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3);
-          sa[0] = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-          sa[1] = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa[0], sa[1]);
         }
       };
       // K block in stage `st`, whose wgmmas into `a` are complete: promote it into out[0], release the stage.
       auto finish = [&](float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], const float (&sa)[2], int st) {
         ptx::fence_operands(a);
-        const float* sa_stage = sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3);
-        const float sa0 = kEarlyAScales ? sa[0] : sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-        const float sa1 = kEarlyAScales ? sa[1] : sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+        float sa0, sa1;
+        if constexpr (kEarlyAScales) {
+          sa0 = sa[0];
+          sa1 = sa[1];
+        } else {
+          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
+        }
         const unsigned int empty = empty_bars + 8 * st;
         if constexpr (kBScalePerRow) {
           const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
@@ -1231,7 +1242,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
                           auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase, auto n_off) {
       if constexpr (decltype(split)::value) {
-        const int r0 = wave_row0[0], box = r0 / kSABoxRows;
+        const int r0 = wave_row0[0];
         auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
           wgmma_k_block<kHalfN>(a, desc_a0 + st * (kSmemABytes >> 4),
                                 desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4));
@@ -1249,9 +1260,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         };
         // sa0 / sa1: the A scales of the K block in stage st_kb; read before the stage is released.
         auto a_scales = [&](int st_kb, float& sa0, float& sa1) {
-          const float* sa_stage = sa_stages + st_kb * (kSmemSABytes / 4) + (tile.row0 & 3);
-          sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-          sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+          read_a_scales(sa_stages + st_kb * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
         };
         // At the top of each K block kb (stage st, B block scales sb) only lo(kb) is in flight: the loop has the
         // same waits on every path, which ptxas needs to keep the wgmmas asynchronous.
@@ -1438,7 +1447,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               const bool last_kb = kb + 1 == kb_end;
               const unsigned int next_full = full_bars + 8 * (stage + 1 == kStages ? 0 : stage + 1);
               const unsigned int next_phase = stage + 1 == kStages ? phase ^ 1u : phase;
-              // A scales of tile row r: box r / kSABoxRows, which starts at row (row0 & ~3) + box * kSABoxRows.
               const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
               const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
               const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
@@ -1446,9 +1454,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #pragma unroll
               for (int v = 0; v < kWaves; ++v) {
                 if (kAll || active[v]) {
-                  const int r0 = wave_row0[v], box = r0 / kSABoxRows;
-                  const float sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-                  const float sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+                  float sa0, sa1;
+                  read_a_scales(sa_stage, wave_row0[v], sa0, sa1);
                   trace(kb - tile.kb0, v, 0);
                   wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
                   // Broadcast while the wgmmas run: the tile's first chunk may still be loading.

@@ -5,7 +5,8 @@ out) of the K block's period, each wave's issue-to-done and promotion cycles, ho
 warpgroup 0's, and the share of the time with no wave of either warpgroup issued and not done (the tensor cores
 idle, or at least without queued work); then the raw events of three K blocks.
 
-    python tools/profile_one.py dense 4096,7168,16384 2>&1 | python benchmarks/experiments/wave_trace.py
+    DG_PROFILE_WAITS=1 python tools/profile_one.py dense 4096,7168,16384 2>&1 |
+        python benchmarks/experiments/wave_trace.py
 """
 
 import re

@@ -1,8 +1,10 @@
 // How fast do FP8 wgmmas issue when nothing else happens? One persistent CTA per SM, shared memory filled once
 // with FP8 values (no TMA, no barriers), every warpgroup looping over K blocks the way the GEMM kernel does:
 // per 64-row wave, fence, kPerCommit wgmmas m64nNk32 (A and B from shared memory, 128-byte swizzle), commit,
-// wait, optionally promote (out += s * acc, one FFMA per accumulator). Prints cycles per loop iteration and the
-// fraction of the SM's 4096 FP8 FMA per clock that this is.
+// wait, optionally promote (kPromote 1: out += s * acc, one FFMA per accumulator, as with 128 x 128 B block scales;
+// 2: out += (acc * col_scale) * row_scale, an FMUL and an FFMA per accumulator with the column scales read from
+// shared memory, as the k-grouped kernel's per-row B scales do). Prints cycles per loop iteration and the fraction
+// of the SM's 4096 FP8 FMA per clock that this is.
 //
 // Build (sm_90a; plain -arch=sm_90a does not accept wgmma): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/wgmma_rate.cu -o /tmp/wgmma_rate
 #include <jax_deepgemm/ptx.cuh>
@@ -37,15 +39,17 @@ constexpr int kMaxWgs = 3, kMaxWaves = 2;
 
 // kWait: 0 = wait for each wave's group before the next (the GEMM kernel), 1 = keep one group in flight
 // (two accumulators alternate: the accumulator pipeline), -1 = never wait inside the loop (pure issue rate).
-template <int N, int kWgs, int kWaves, int kPerCommit, bool kPromote, int kWait>
+template <int N, int kWgs, int kWaves, int kPerCommit, int kPromote, int kWait>
 __global__ void __launch_bounds__(kWgs * 128, 1) wgmma_rate(long long* cycles, float* sink, int iters) {
   extern __shared__ unsigned char smem_raw[];
   const unsigned int raw = static_cast<unsigned int>(__cvta_generic_to_shared(smem_raw));
   const unsigned int base = (raw + 1023u) & ~1023u;
   unsigned char* gbase = smem_raw + (base - raw);
   const int a_bytes = kMaxWgs * kMaxWaves * kWaveABytes, total = a_bytes + 256 * 128;
-  // FP8 e4m3 values of magnitude 2^-3..2^3 with both signs, never NaN (0x7f / 0xff).
+  // FP8 e4m3 values of magnitude 2^-3..2^3 with both signs, never NaN (0x7f / 0xff); column scales near 1.
   for (int i = threadIdx.x; i < total; i += blockDim.x) gbase[i] = fill_byte(i);
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x)
+    reinterpret_cast<float*>(gbase + total)[i] = 1.0f + (fill_byte(i) & 15) * 1e-3f;
   __syncthreads();
 
   const int wg = threadIdx.x / 128;
@@ -68,11 +72,32 @@ __global__ void __launch_bounds__(kWgs * 128, 1) wgmma_rate(long long* cycles, f
                                       k > 0 ? 1u : 0u);
     ptx::wgmma_commit_group();
   };
-  auto promote = [&](float (&a)[N / 2], int v, float s) {
+  // Column scales for kPromote 2: 4 x 256 floats after the operands, a different quarter every iteration (so that
+  // the loads stay in the loop), each thread reading its two columns of every 8-column chunk as one 8-byte load.
+  const float* col_scales = reinterpret_cast<const float*>(gbase + total);
+  float reg_scales[4][2];
+#pragma unroll
+  for (int c = 0; c < 4; ++c)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) reg_scales[c][j] = col_scales[8 * c + 2 * (threadIdx.x % 4) + j];
+  auto promote = [&](float (&a)[N / 2], int v, float s, int it) {
     ptx::fence_operands(a);
-    if constexpr (kPromote) {
+    if constexpr (kPromote == 1) {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i) out[v][i] = fmaf(s, a[i], out[v][i]);
+    } else if constexpr (kPromote == 2) {
+      const float2* cs = reinterpret_cast<const float2*>(col_scales + (it & 3) * 256 + 2 * (threadIdx.x % 4));
+#pragma unroll
+      for (int c = 0; c < N / 8; ++c) {
+        const float2 sc = cs[4 * c];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) out[v][4 * c + j] = fmaf(a[4 * c + j] * (j % 2 ? sc.y : sc.x), s, out[v][4 * c + j]);
+      }
+    } else if constexpr (kPromote == 3) {  // kPromote 2's FP32 work with the column scales in registers
+#pragma unroll
+      for (int c = 0; c < N / 8; ++c)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) out[v][4 * c + j] = fmaf(a[4 * c + j] * reg_scales[c % 4][j % 2], s, out[v][4 * c + j]);
     }
   };
 
@@ -88,15 +113,15 @@ __global__ void __launch_bounds__(kWgs * 128, 1) wgmma_rate(long long* cycles, f
       for (int v = 0; v < kWaves; ++v) {
         issue(acc, v);
         ptx::wgmma_wait_group<0>();
-        promote(acc, v, s);
+        promote(acc, v, s, it);
       }
     } else if constexpr (kWait == 1) {  // one wave, two accumulators, unrolled by two
       issue(acc2, 0);
       ptx::wgmma_wait_group<1>();
-      promote(acc, 0, s);
+      promote(acc, 0, s, it);
       issue(acc, 0);
       ptx::wgmma_wait_group<1>();
-      promote(acc2, 0, s);
+      promote(acc2, 0, s, it);
     } else {
 #pragma unroll
       for (int v = 0; v < kWaves; ++v) issue(acc, v);
@@ -117,10 +142,10 @@ __global__ void __launch_bounds__(kWgs * 128, 1) wgmma_rate(long long* cycles, f
   if (threadIdx.x % 128 == 0) cycles[blockIdx.x * kMaxWgs + wg] = t1 - t0;
 }
 
-template <int N, int kWgs, int kWaves, int kPerCommit, bool kPromote, int kWait>
+template <int N, int kWgs, int kWaves, int kPerCommit, int kPromote, int kWait>
 void run(const char* label, int num_sms, long long* d_cycles, float* d_sink) {
   auto kernel = wgmma_rate<N, kWgs, kWaves, kPerCommit, kPromote, kWait>;
-  const int smem = 1024 + kMaxWgs * kMaxWaves * kWaveABytes + 256 * 128;
+  const int smem = 1024 + kMaxWgs * kMaxWaves * kWaveABytes + 256 * 128 + 4096;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const int iters = 4000;
   kernel<<<num_sms, kWgs * 128, smem>>>(d_cycles, d_sink, 10);
@@ -350,22 +375,40 @@ int main(int argc, char** argv) {
   float* d_sink;
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * num_sms * kMaxWgs));
   CHECK(cudaMalloc(&d_sink, sizeof(float) * 512));
+  if (argc > 2 && std::string(argv[2]) == "per_row") {
+    // The k-grouped promotion (kPromote 2) against the block-scale one, by tile shape: is its K loop held by the
+    // promotion's FP32 work per warpgroup, and would a third consumer warpgroup (192 x 128 tiles) hide it?
+    run<128, 2, 2, 4, 1, 0>("n128 wg2 wave2 promote (256x128)", num_sms, d_cycles, d_sink);
+    run<128, 2, 2, 4, 2, 0>("n128 wg2 wave2 promote per row (256x128)", num_sms, d_cycles, d_sink);
+    run<128, 2, 1, 4, 1, 0>("n128 wg2 wave1 promote (128x128)", num_sms, d_cycles, d_sink);
+    run<128, 2, 1, 4, 2, 0>("n128 wg2 wave1 promote per row (128x128)", num_sms, d_cycles, d_sink);
+    run<128, 3, 1, 4, 1, 0>("n128 wg3 wave1 promote (192x128)", num_sms, d_cycles, d_sink);
+    run<128, 3, 1, 4, 2, 0>("n128 wg3 wave1 promote per row (192x128)", num_sms, d_cycles, d_sink);
+    run<128, 2, 2, 4, 3, 0>("n128 wg2 wave2 per row, reg scales (256x128)", num_sms, d_cycles, d_sink);
+    run<128, 3, 1, 4, 3, 0>("n128 wg3 wave1 per row, reg scales (192x128)", num_sms, d_cycles, d_sink);
+    // One warpgroup: a wave's wgmmas plus its promotion with nothing beside them
+    run<128, 1, 1, 4, 0, 0>("n128 wg1 wave1 no promote", num_sms, d_cycles, d_sink);
+    run<128, 1, 1, 4, 1, 0>("n128 wg1 wave1 promote", num_sms, d_cycles, d_sink);
+    run<128, 1, 1, 4, 2, 0>("n128 wg1 wave1 promote per row", num_sms, d_cycles, d_sink);
+    run<128, 1, 1, 4, 3, 0>("n128 wg1 wave1 per row, reg scales", num_sms, d_cycles, d_sink);
+    return 0;
+  }
   // label: N, warpgroups, waves, wgmmas per commit, promotion, wait mode
-  run<64, 2, 1, 4, false, 0>("n64  wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<128, 2, 1, 4, false, 0>("n128 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<192, 2, 1, 4, false, 0>("n192 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<256, 2, 1, 4, false, 0>("n256 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<128, 1, 1, 4, false, 0>("n128 wg1 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<128, 3, 1, 4, false, 0>("n128 wg3 wave1 k4 wait0", num_sms, d_cycles, d_sink);
-  run<128, 2, 2, 4, false, 0>("n128 wg2 wave2 k4 wait0 (256x128)", num_sms, d_cycles, d_sink);
-  run<128, 2, 1, 16, false, 0>("n128 wg2 wave1 k16 wait0", num_sms, d_cycles, d_sink);
-  run<128, 2, 1, 4, false, -1>("n128 wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
-  run<256, 2, 1, 4, false, -1>("n256 wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
-  run<64, 2, 1, 4, false, -1>("n64  wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
-  run<128, 2, 1, 4, false, 1>("n128 wg2 wave1 k4 wait1 (acc pipeline)", num_sms, d_cycles, d_sink);
-  run<128, 2, 1, 4, true, 0>("n128 wg2 wave1 k4 wait0 promote", num_sms, d_cycles, d_sink);
-  run<128, 2, 2, 4, true, 0>("n128 wg2 wave2 k4 wait0 promote (256x128)", num_sms, d_cycles, d_sink);
-  run<192, 2, 1, 4, true, 0>("n192 wg2 wave1 k4 wait0 promote", num_sms, d_cycles, d_sink);
+  run<64, 2, 1, 4, 0, 0>("n64  wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<128, 2, 1, 4, 0, 0>("n128 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<192, 2, 1, 4, 0, 0>("n192 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<256, 2, 1, 4, 0, 0>("n256 wg2 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<128, 1, 1, 4, 0, 0>("n128 wg1 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<128, 3, 1, 4, 0, 0>("n128 wg3 wave1 k4 wait0", num_sms, d_cycles, d_sink);
+  run<128, 2, 2, 4, 0, 0>("n128 wg2 wave2 k4 wait0 (256x128)", num_sms, d_cycles, d_sink);
+  run<128, 2, 1, 16, 0, 0>("n128 wg2 wave1 k16 wait0", num_sms, d_cycles, d_sink);
+  run<128, 2, 1, 4, 0, -1>("n128 wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
+  run<256, 2, 1, 4, 0, -1>("n256 wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
+  run<64, 2, 1, 4, 0, -1>("n64  wg2 wave1 k4 nowait", num_sms, d_cycles, d_sink);
+  run<128, 2, 1, 4, 0, 1>("n128 wg2 wave1 k4 wait1 (acc pipeline)", num_sms, d_cycles, d_sink);
+  run<128, 2, 1, 4, 1, 0>("n128 wg2 wave1 k4 wait0 promote", num_sms, d_cycles, d_sink);
+  run<128, 2, 2, 4, 1, 0>("n128 wg2 wave2 k4 wait0 promote (256x128)", num_sms, d_cycles, d_sink);
+  run<192, 2, 1, 4, 1, 0>("n192 wg2 wave1 k4 wait0 promote", num_sms, d_cycles, d_sink);
   // The GEMM kernel's feeding: 128 x 128 tiles (one wave per consumer) and 256 x 128 (two), L2-resident source.
   const long long src_bytes = 24ll << 20;
   unsigned char* src;

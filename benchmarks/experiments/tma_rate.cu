@@ -7,7 +7,8 @@
 // trips), 1, 2 or 4 producer warps, and waits that poll (test_wait) instead of try_wait's hardware suspension.
 //
 // Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
-//   benchmarks/experiments/tma_rate.cu -o /tmp/tma_rate          Run: /tmp/tma_rate (no arguments)
+//   benchmarks/experiments/tma_rate.cu -o /tmp/tma_rate          Run: /tmp/tma_rate [big]
+// (big: only the 128 x 128 and 256 x 128 rings, including those laid out as a large-M GEMM's tiles, NOTES 46.)
 #include <jax_deepgemm/ptx.cuh>
 
 #include "cuda_check.h"
@@ -32,6 +33,8 @@ struct Ring {
   int k_per_stage;               // K blocks per stage (each its own boxes), i.e. per barrier round trip
   int producers;                 // warps issuing stages in turn (warp w: stages w, w + producers, ...)
   bool spin;                     // wait with test_wait (never suspends) instead of try_wait
+  int a_box = 0;                 // rows per A box (0: block_m, one box), so that a stage's A takes block_m / a_box
+  bool tiled = false;            // A and B rows as a large-M GEMM's tiles: CTA c takes A block c / 16, B block c % 16
   __host__ __device__ int a_bytes() const { return block_m * kBlockK; }
   __host__ __device__ int b_bytes() const { return block_n * kBlockK; }
   __host__ __device__ int sa_bytes() const { return scales ? block_m * 4 : 0; }
@@ -92,9 +95,12 @@ __global__ void __launch_bounds__(256, 1) ring_kernel(const __grid_constant__ CU
       for (int j = 0; j < ring.k_per_stage; ++j) {
         const int kb = (i * ring.k_per_stage + j) % kKBlocks;
         const unsigned int dst = base + stage * stage_bytes + j * ring.kblock_bytes();
-        if (ring.block_m) tma_load_2d(dst, &tmap_a, full + 8 * stage, kb * kBlockK, 0);
-        if (ring.block_n)
-          tma_load_2d(dst + ring.a_bytes(), &tmap_b, full + 8 * stage, kb * kBlockK, blockIdx.x * ring.block_n);
+        const int a_box = ring.a_box ? ring.a_box : ring.block_m;
+        const int a_row0 = ring.tiled ? int(blockIdx.x / 16) * ring.block_m : 0;
+        const int b_row0 = (ring.tiled ? int(blockIdx.x % 16) : int(blockIdx.x)) * ring.block_n;
+        for (int r = 0; ring.block_m && r < ring.block_m; r += a_box)
+          tma_load_2d(dst + r * kBlockK, &tmap_a, full + 8 * stage, kb * kBlockK, a_row0 + r);
+        if (ring.block_n) tma_load_2d(dst + ring.a_bytes(), &tmap_b, full + 8 * stage, kb * kBlockK, b_row0);
         if (ring.scales)
           tma_load_2d(dst + ((ring.a_bytes() + ring.b_bytes() + 1023) / 1024) * 1024, &tmap_sa, full + 8 * stage, 0,
                       kb);
@@ -150,7 +156,7 @@ CUtensorMap make_map(void* ptr, CUtensorMapDataType type, int elem, unsigned lon
   return map;
 }
 
-int main() {
+int main(int argc, char**) {
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -160,10 +166,11 @@ int main() {
   const size_t b_rows = 132 * 256;  // enough for 132 CTAs of 256-row B boxes
   unsigned char *a, *b;
   float* sa;
-  CHECK(cudaMalloc(&a, 256 * k));
+  const size_t a_rows = 9 * 256;  // tiled rings: 132 CTAs over 9 A blocks of up to 256 rows
+  CHECK(cudaMalloc(&a, a_rows * k));
   CHECK(cudaMalloc(&b, b_rows * k));
   CHECK(cudaMalloc(&sa, kKBlocks * 256 * sizeof(float)));
-  CHECK(cudaMemset(a, 0x38, 256 * k));
+  CHECK(cudaMemset(a, 0x38, a_rows * k));
   CHECK(cudaMemset(b, 0x38, b_rows * k));
   CHECK(cudaMemset(sa, 0, kKBlocks * 256 * sizeof(float)));
   unsigned long long* cycles;
@@ -177,12 +184,25 @@ int main() {
       {64, 16, 4, true, 4, 1, false},  {64, 0, 16, false, 1, 1, false}, {64, 0, 16, false, 1, 2, false},
       {64, 32, 16, true, 1, 2, false}, {128, 32, 10, true, 1, 2, false}, {128, 128, 5, true, 1, 1, false},
       {128, 128, 5, true, 1, 2, false},
+      // 256 x 128 stages as the large-M kernel's (NOTES 46): the same A for every CTA, then A and B rows per CTA as
+      // a GEMM's tiles (L2-resident after the first pass), A in one box of 256 rows, two of 128 or four of 64
+      {256, 128, 3, true, 1, 1, false},
+      {256, 128, 4, true, 1, 1, false},
+      {256, 128, 3, true, 1, 1, false, 0, true},
+      {256, 128, 4, true, 1, 1, false, 0, true},
+      {256, 128, 4, true, 1, 1, false, 128, true},
+      {256, 128, 4, true, 1, 1, false, 64, true},
+      {256, 128, 4, true, 1, 2, false, 64, true},
+      {128, 128, 6, true, 1, 1, false, 0, true},
+      {128, 128, 6, true, 1, 1, false, 64, true},
   };
-  std::printf("%-37s %6s %10s %10s %10s %8s %8s %6s\n", "ring (stages x K blocks)", "CTAs", "median", "max", "rows/K blk", "cyc/row", "ns", "GHz");
+  const int first = argc > 1 ? 11 : 0;  // any argument: only the 128 x 128 and 256 x 128 rings
+  std::printf("%-48s %6s %10s %10s %10s %8s %8s %6s\n", "ring (stages x K blocks)", "CTAs", "median", "max", "rows/K blk", "cyc/row", "ns", "GHz");
   for (const Ring& ring : rings) {
+    if (&ring - rings < first) continue;
     const unsigned int bm = std::max(ring.block_m, 1), bn = std::max(ring.block_n, 1);
-    const CUtensorMap ma = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 256, k, bm, kBlockK,
-                                    CU_TENSOR_MAP_SWIZZLE_128B);
+    const CUtensorMap ma = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, a_rows, k, ring.a_box ? ring.a_box : bm,
+                                    kBlockK, CU_TENSOR_MAP_SWIZZLE_128B);
     const CUtensorMap mb = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, b_rows, k, bn, kBlockK,
                                     CU_TENSOR_MAP_SWIZZLE_128B);
     const CUtensorMap ms = make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, 256, 1, std::max(bm, 4u),
@@ -204,11 +224,12 @@ int main() {
       std::sort(host.begin() + ctas, host.end());
       const double ns = host[ctas + ctas / 2] / 1000.0;
       const int rows = ring.block_m + ring.block_n + (ring.scales ? 1 : 0);
-      char name[64];
-      std::snprintf(name, sizeof(name), "%3d x %3d%s, %2d x %d K blk, %d warp%s", ring.block_m, ring.block_n,
+      char name[80];
+      std::snprintf(name, sizeof(name), "%3d x %3d%s, %2d x %d K blk, %d warp%s%s", ring.block_m, ring.block_n,
                     ring.scales ? " +sa" : "    ", ring.stages, ring.k_per_stage, ring.producers,
-                    ring.spin ? ", spin" : "");
-      std::printf("%-37s %6d %10llu %10llu %10d %8.2f %8.1f %6.2f\n", name, ctas, host[ctas / 2], host[ctas - 1],
+                    ring.spin ? ", spin" : "", ring.tiled ? (ring.a_box == 64 ? ", tiled a64" : ring.a_box == 128 ?
+                    ", tiled a128" : ", tiled") : "");
+      std::printf("%-48s %6d %10llu %10llu %10d %8.2f %8.1f %6.2f\n", name, ctas, host[ctas / 2], host[ctas - 1],
                   rows, double(host[ctas / 2]) / rows, ns, host[ctas / 2] / ns);
     }
   }

@@ -4,7 +4,7 @@
 # one or two); measured, not taken: the script applies a_box_rows.patch (the DG_TUNE_A_BOX_ROWS knob). Same build,
 # alternating. One call per part:
 #   bash benchmarks/experiments/a_box_rows.sh dense     the GPU tests with 64-row copies, then the dense rows
-#   bash benchmarks/experiments/a_box_rows.sh grouped   the grouped rows, then the dense M = 4096 rows again
+#   bash benchmarks/experiments/a_box_rows.sh grouped   the grouped rows, one / 64-row copies twice (not run yet)
 set -uo pipefail
 git apply benchmarks/experiments/a_box_rows.patch || exit 1
 . benchmarks/experiments/ab_headers.sh

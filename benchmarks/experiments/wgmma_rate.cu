@@ -3,8 +3,8 @@
 // per 64-row wave, fence, kPerCommit wgmmas m64nNk32 (A and B from shared memory, 128-byte swizzle), commit,
 // wait, optionally promote (kPromote 1: out += s * acc, one FFMA per accumulator, as with 128 x 128 B block scales;
 // 2: out += (acc * col_scale) * row_scale, an FMUL and an FFMA per accumulator with the column scales read from
-// shared memory, as the k-grouped kernel's per-row B scales do). Prints cycles per loop iteration and the fraction
-// of the SM's 4096 FP8 FMA per clock that this is.
+// shared memory, as the k-grouped kernel's per-row B scales do; 3: the same FP32 work with the column scales in
+// registers). Prints cycles per loop iteration and the fraction of the SM's 4096 FP8 FMA per clock that this is.
 //
 // Build (sm_90a; plain -arch=sm_90a does not accept wgmma): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/wgmma_rate.cu -o /tmp/wgmma_rate
 #include <jax_deepgemm/ptx.cuh>

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The second wave's column scales from the first's registers (keep_col_scales.patch, NOTES 46: prepared in session 20,
-# not yet run on a GPU): the GPU tests that take per-row B scales with the patched headers, then the k-grouped rows
-# patched / committed, three rounds. One device call (carry .ab_old_cuda):
-#   rm -rf .ab_old_cuda && git archive HEAD cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
-#   git apply benchmarks/experiments/keep_col_scales.patch && bash benchmarks/experiments/keep_col_scales.sh
+# The second wave's column scales from the first's registers (NOTES 46-47; run in session 21 as a patch on a90d215,
+# folded in since): the GPU tests that take per-row B scales with the working tree's headers, then the k-grouped rows
+# against the headers in .ab_old_cuda, three rounds. One device call (carry .ab_old_cuda), e.g. against a90d215:
+#   rm -rf .ab_old_cuda && git archive a90d215 cuda | tar -x -C /tmp && mv /tmp/cuda .ab_old_cuda
+#   bash benchmarks/experiments/keep_col_scales.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

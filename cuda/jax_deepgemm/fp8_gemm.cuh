@@ -739,17 +739,34 @@ __device__ __forceinline__ void load_col_scales(Float2 (&scales)[kScaleGroup], u
   }
 }
 
-template <bool kRowMask>
+// Two waves of a 256-row tile promote the same columns: the first (kKeep 1) keeps groups 1 .. kKeptGroups of its
+// column scales in `kept`, the second (kKeep 2) takes them from there instead of shared memory (its group 0 is the
+// head, read while its wgmmas run).
+constexpr int kKeptGroups = kScaleGroups > 2 ? 2 : kScaleGroups - 1;
+template <bool kRowMask, int kKeep = 0>
 __device__ __forceinline__ void promote_per_row(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
                                                 unsigned int col_scales, const Float2 (&head)[kScaleGroup], float sa0,
-                                                float sa1, bool keep0, bool keep1) {
+                                                float sa1, bool keep0, bool keep1,
+                                                Float2 (&kept)[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup]) {
   Float2 cur[kScaleGroup];
 #pragma unroll
   for (int i = 0; i < kScaleGroup; ++i) cur[i] = head[i];
 #pragma unroll
   for (int g = 0; g < kScaleGroups; ++g) {
     Float2 next[kScaleGroup];
-    if (g + 1 < kScaleGroups) load_col_scales(next, col_scales, g + 1);
+    const bool kept_group = g + 1 <= kKeptGroups;
+    if (g + 1 < kScaleGroups) {
+      if (kKeep == 2 && kept_group) {
+#pragma unroll
+        for (int i = 0; i < kScaleGroup; ++i) next[i] = kept[g][i];
+      } else {
+        load_col_scales(next, col_scales, g + 1);
+        if (kKeep == 1 && kept_group) {
+#pragma unroll
+          for (int i = 0; i < kScaleGroup; ++i) kept[g][i] = next[i];
+        }
+      }
+    }
 #pragma unroll
     for (int i = 0; i < kScaleGroup; ++i) {
       const int c = g * kScaleGroup + i;
@@ -823,13 +840,15 @@ __device__ __forceinline__ void promote_blocks_of_pass(float (&out)[kAccRegs], c
   }
 }
 
+template <int kKeep = 0>
 __device__ __forceinline__ void promote_per_row_of_pass(float (&out)[kAccRegs], const float (&acc)[kAccRegs],
                                                         unsigned int col_scales, const Float2 (&head)[kScaleGroup],
-                                                        float sa0, float sa1, bool all_rows, bool keep0, bool keep1) {
+                                                        float sa0, float sa1, bool all_rows, bool keep0, bool keep1,
+                                                        Float2 (&kept)[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup]) {
   if (kContiguous && !all_rows) {
-    promote_per_row<kContiguous>(out, acc, col_scales, head, sa0, sa1, keep0, keep1);
+    promote_per_row<kContiguous, kKeep>(out, acc, col_scales, head, sa0, sa1, keep0, keep1, kept);
   } else {
-    promote_per_row<false>(out, acc, col_scales, head, sa0, sa1, true, true);
+    promote_per_row<false, kKeep>(out, acc, col_scales, head, sa0, sa1, true, true, kept);
   }
 }
 
@@ -1179,7 +1198,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
           Float2 head[kScaleGroup];
           load_col_scales(head, col_scales, 0);
-          promote_per_row_of_pass(out[0], a, col_scales, head, sa0, sa1, all_rows, keep0, keep1);
+          Float2 unused[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup];
+          promote_per_row_of_pass(out[0], a, col_scales, head, sa0, sa1, all_rows, keep0, keep1, unused);
           __syncwarp();  // every lane has read its scales before the stage is released
           release(empty);
         } else {
@@ -1450,6 +1470,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
               const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
               const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
+              Float2 kept[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup];  // per-row B scales, see promote_per_row
 
 #pragma unroll
               for (int v = 0; v < kWaves; ++v) {
@@ -1473,8 +1494,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                   // Promotion (DeepSeek-V3): out += a_scale(row) * b_scale(col) * acc, in FP32 on the CUDA cores.
                   // (kAll: the pass has all of the waves' rows, see `whole`.)
                   if constexpr (kBScalePerRow) {
-                    promote_per_row_of_pass(out[v], acc, col_scales, head, sa0, sa1, kAll || all_rows[v], keep0[v],
-                                            keep1[v]);
+                    // Both waves of a whole pass (kAll): the second takes the first's column scales (kept; not in
+                    // clusters, whose release needs the registers: ptxas spills there).
+                    constexpr bool kKeepCols = kWaves == 2 && kCluster == 1;
+                    if (kAll && kKeepCols && v == 0) {
+                      promote_per_row_of_pass<1>(out[v], acc, col_scales, head, sa0, sa1, true, keep0[v], keep1[v],
+                                                 kept);
+                    } else if (kAll && kKeepCols) {
+                      promote_per_row_of_pass<2>(out[v], acc, col_scales, head, sa0, sa1, true, keep0[v], keep1[v],
+                                                 kept);
+                    } else {
+                      promote_per_row_of_pass(out[v], acc, col_scales, head, sa0, sa1, kAll || all_rows[v], keep0[v],
+                                              keep1[v], kept);
+                    }
                   } else {
                     promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, kAll || all_rows[v], keep0[v],
                                            keep1[v]);

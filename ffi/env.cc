@@ -66,6 +66,13 @@ int tune_number(const char* name, int unset) {
                                 "knob: see heuristics.cc), got '" + *value + "'");
   return std::stoi(*value);
 }
+
+// Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.
+std::optional<bool> tune_switch(const char* name) {
+  const auto value = get(name);
+  if (!value) return std::nullopt;
+  return *value != "0";
+}
 }  // namespace
 
 int tune_block_m() { return tune_number("DG_TUNE_BLOCK_M", 0); }
@@ -76,12 +83,8 @@ int tune_tail_split() { return tune_number("DG_TUNE_TAIL_SPLIT", -1); }
 int tune_multicast_b() { return tune_number("DG_TUNE_MULTICAST_B", -1); }
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
 bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
-// Unset: the heuristics decide; "0": off; anything else: on wherever the configuration allows it.
-std::optional<bool> tune_acc_pipeline() {
-  const auto value = get("DG_TUNE_ACC_PIPELINE");
-  if (!value) return std::nullopt;
-  return *value != "0";
-}
+std::optional<bool> tune_acc_pipeline() { return tune_switch("DG_TUNE_ACC_PIPELINE"); }
+std::optional<bool> tune_paired_stages() { return tune_switch("DG_TUNE_PAIRED_STAGES"); }
 
 bool tune_split_halves() { return get("DG_TUNE_SPLIT_HALVES").value_or("1") != "0"; }
 

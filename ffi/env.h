@@ -23,6 +23,9 @@
 //   DG_TUNE_ACC_PIPELINE           (tuning) 0: one accumulator per consumer everywhere; 1: two wherever the
 //                                  configuration allows it (BLOCK_M <= 128, BLOCK_N <= 128); unset: the heuristics
 //                                  decide (two wherever they fit)
+//   DG_TUNE_PAIRED_STAGES          (tuning) 0: one K block per barrier round trip everywhere; 1: two wherever the
+//                                  configuration allows it (the accumulator pipeline, >= 4 stages); unset: the
+//                                  heuristics decide (heuristics.cc, step 7)
 //   DG_TUNE_SPLIT_HALVES           (tuning) 0: one wgmma group per K block everywhere; unset or 1: half-width
 //                                  groups wherever the configuration allows it (BLOCK_M <= 128, BLOCK_N > 128,
 //                                  128x128 B scales)
@@ -63,6 +66,7 @@ int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
 bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
+std::optional<bool> tune_paired_stages();  // DG_TUNE_PAIRED_STAGES: nullopt when unset, false only for "0"
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster

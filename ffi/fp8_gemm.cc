@@ -94,6 +94,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.multicast_b) s << "_mb";
   if (c.tma_store) s << "_ts";
   if (c.acc_pipeline) s << "_ap";
+  if (c.paired_stages) s << "_ps";
   if (c.split_halves) s << "_sh";
   if (c.split_k > 1) s << "_sk" << c.split_k;
   if (c.tail_split) s << "_tail";
@@ -121,6 +122,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.multicast_b) s << "#define JDG_MULTICAST_B 1\n";
   if (c.tma_store) s << "#define JDG_TMA_STORE 1\n";
   if (c.acc_pipeline) s << "#define JDG_ACC_PIPELINE 1\n";
+  if (c.paired_stages) s << "#define JDG_PAIRED_STAGES 1\n";
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
   if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";

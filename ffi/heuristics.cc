@@ -67,7 +67,11 @@
 //    of six, 4.5% faster on one).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
-//    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies.
+//    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least
+//    kPairedMinStages stages pair them (two K blocks per barrier round trip, fp8_gemm_paired_stages_supported):
+//    on an H100 (NOTES 48) -1.5% to -4.4% with 10-16 stages where it moved (64 x 64 tiles over 13, 128 x 32 over 10;
+//    0 elsewhere), but +3% to +30% with 5 or 8 (a pair is held until both of its K blocks are done, and 2-4 pairs
+//    leave the producer too short a lead). DG_TUNE_PAIRED_STAGES=0 / 1 turns it off / on everywhere it applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
 //    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off. Their 192- and 160-wide loops take each
@@ -124,6 +128,7 @@ constexpr int kMaxBlockNPerRowScale = 176;  // 1x128 B scales
 constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
+constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
@@ -138,11 +143,13 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   char line[512];
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
-                "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d split_halves=%d split_k=%d tail_split=%d\n",
+                "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d paired_stages=%d split_halves=%d split_k=%d "
+                "tail_split=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster,
                 c.multicast_b ? " (B multicast)" : "", c.grid,
-                int(c.tma_store), int(c.acc_pipeline), int(c.split_halves), c.split_k, int(c.tail_split));
+                int(c.tma_store), int(c.acc_pipeline), int(c.paired_stages), int(c.split_halves), c.split_k,
+                int(c.tail_split));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
 }
@@ -196,6 +203,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
   if (!env::tune_tma_store()) forced += " tune_tma_store=0";
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
+  if (const auto paired = env::tune_paired_stages()) forced += " tune_paired_stages=" + std::to_string(int(*paired));
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
@@ -260,6 +268,8 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.stages = stages;
   c.tma_store = tma_store;
   c.acc_pipeline = env::tune_acc_pipeline().value_or(true) && fp8_gemm_acc_pipeline_supported(block_m, block_n);
+  c.paired_stages = fp8_gemm_paired_stages_supported(c.acc_pipeline, stages) &&
+                    env::tune_paired_stages().value_or(stages >= kPairedMinStages);
   c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
                    fp8_gemm_split_halves_supported(block_m, block_n, p.b_scale_per_row);
   c.split_k = split_k;

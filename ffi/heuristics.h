@@ -14,6 +14,7 @@ struct Fp8GemmConfig {
   bool tma_store = false;  // the epilogue through shared memory and TMA stores (JDG_TMA_STORE)
   bool acc_pipeline = false;  // two accumulators per consumer (JDG_ACC_PIPELINE)
   bool split_halves = false;  // half-width wgmma groups (JDG_SPLIT_HALVES)
+  bool paired_stages = false;  // two K blocks per barrier round trip (JDG_PAIRED_STAGES)
   int split_k = 1;      // CTAs sharing each tile's K blocks, as a cluster (JDG_SPLIT_K; dense only)
   int cluster = 1;      // multicast pairs (2: A multicast to the tiles of adjacent N blocks, or B: multicast_b)
   bool multicast_b = false;  // clusters of 2 share B (adjacent M blocks) instead of A (JDG_MULTICAST_B; dense)

@@ -37,6 +37,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["tma_store"] = c.tma_store;
   d["acc_pipeline"] = c.acc_pipeline;
   d["split_halves"] = c.split_halves;
+  d["paired_stages"] = c.paired_stages;
   d["split_k"] = c.split_k;
   d["tail_split"] = c.tail_split;
   d["multicast_b"] = c.multicast_b;

@@ -1,8 +1,9 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
-the TMA-store epilogue, half-width wgmma groups, split K and the tail split, forced with DG_TUNE_BLOCK_M / _BLOCK_N,
-DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K
-and DG_TUNE_TAIL_SPLIT on representative cases of every mode, against the float64 oracle, outputs poisoned. The
+the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K and the tail split,
+forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE,
+DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT on
+representative cases of every mode, against the float64 oracle, outputs poisoned. The
 configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
@@ -24,8 +25,9 @@ import jax_deepgemm as dg
 import oracle
 
 pytestmark = grouped.pytestmark
-# (BLOCK_M, cluster, accumulator pipeline); the pipeline takes tiles up to 128 x 128, so its cases force BLOCK_N 128
-CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1)]
+# (BLOCK_M, cluster, accumulator pipeline: 0 off, 1 on with one K block per stage round, 2 on with paired stages); the
+# pipeline takes tiles up to 128 x 128, so its cases force BLOCK_N 128
+CONFIGS = [(64, 1, 0), (128, 2, 0), (256, 1, 0), (256, 2, 0), (64, 1, 1), (128, 1, 1), (64, 1, 2), (128, 1, 2)]
 
 
 _PRINT_GENERATION = itertools.count(1)
@@ -51,12 +53,13 @@ def _last_config(capfd, kind):
     return lines[-1], {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", lines[-1])}
 
 
-@pytest.fixture(params=CONFIGS, ids=lambda c: f"bm{c[0]}-x{c[1]}" + ("-pipe" if c[2] else ""))
+@pytest.fixture(params=CONFIGS, ids=lambda c: f"bm{c[0]}-x{c[1]}" + ["", "-pipe", "-pipe-paired"][c[2]])
 def config(request, monkeypatch):
     block_m, cluster, pipeline = request.param
     # one accumulator unless asked for (the heuristics' default, two wherever they apply, is what the other files test)
     tile_n = {"DG_TUNE_BLOCK_N": 128, "DG_TUNE_ACC_PIPELINE": 1} if pipeline else {"DG_TUNE_ACC_PIPELINE": 0}
-    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_CLUSTER=cluster, **tile_n):
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_CLUSTER=cluster, DG_TUNE_PAIRED_STAGES=int(pipeline == 2),
+                 **tile_n):
         yield request.param
 
 
@@ -66,7 +69,9 @@ def _check_config(capfd, kind, config):
     line, fields = _last_config(capfd, kind)
     block_m, cluster, pipeline = config
     pairs = kind == "fp8_gemm" or -(-fields["n"] // fields["block_n"]) % 2 == 0
-    assert fields["block_m"] == block_m and fields["acc_pipeline"] == pipeline, line
+    assert fields["block_m"] == block_m and fields["acc_pipeline"] == (pipeline > 0), line
+    # paired stages need at least 4 (a problem of one or two K blocks gets fewer)
+    assert fields["paired_stages"] == (pipeline == 2 and fields["stages"] >= 4), line
     assert fields["cluster"] == (cluster if pairs else 1), line
 
 
@@ -393,8 +398,9 @@ def test_split_k_inside_scan(split_k, capfd):
 def tail_split(request, monkeypatch, restore_num_sms):
     block_m, block_n, tma = request.param
     dg.set_num_sms(8)
+    # paired stages forced: the pipelined cases split their tiles' K blocks into runs of odd and even length
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
-                 DG_TUNE_TAIL_SPLIT=1, DG_TUNE_CLUSTER=1, DG_TUNE_SPLIT_K=1):
+                 DG_TUNE_TAIL_SPLIT=1, DG_TUNE_CLUSTER=1, DG_TUNE_SPLIT_K=1, DG_TUNE_PAIRED_STAGES=1):
         yield request.param
 
 

@@ -596,6 +596,25 @@ def test_tune_acc_pipeline(monkeypatch):
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["acc_pipeline"]
 
 
+def test_tune_paired_stages(monkeypatch):
+    # on by default for pipelined kernels with at least 10 stages: 64 x 32 (16), 128 x 32 (10), 64 x 64 (13) ...
+    for m, n, k in [(64, 2112, 7168), (128, 4096, 7168), (64, 7168, 16384)]:
+        c = _C.select_fp8_gemm_config(m, n, k, 132)
+        assert c["acc_pipeline"] and c["stages"] >= 10 and c["paired_stages"], c
+    # ... not with fewer (masked 128 x 128: 5, dense 128 x 64: 8), nor without the pipeline (256-row tiles)
+    masked = dict(grouping="masked", num_groups=1, expected_m=1024)
+    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, **masked)
+    assert c["acc_pipeline"] and c["stages"] < 10 and not c["paired_stages"], c
+    c = _C.select_fp8_gemm_config(128, 7168, 2048, 132)
+    assert c["acc_pipeline"] and c["stages"] < 10 and not c["paired_stages"], c
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["paired_stages"]
+    monkeypatch.setenv("DG_TUNE_PAIRED_STAGES", "1")  # forced: every pipelined kernel with >= 4 stages
+    assert _C.select_fp8_gemm_config(4096, 4096, 7168, 132, **masked)["paired_stages"]
+    assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["paired_stages"]
+    monkeypatch.setenv("DG_TUNE_PAIRED_STAGES", "0")
+    assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["paired_stages"]
+
+
 def test_tune_split_halves(monkeypatch):
     c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # on by default wherever it applies
     assert (c["block_m"], c["block_n"], c["split_halves"]) == (128, 192, True)

@@ -119,6 +119,15 @@ constexpr int kSplitK = JDG_SPLIT_K;  // CTAs of a cluster sharing one tile's K 
 #define JDG_TAIL_SPLIT 0
 #endif
 constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles split over K in pairs (tail_exchange)
+#ifndef JDG_PAIRED_STAGES
+#define JDG_PAIRED_STAGES 0
+#endif
+// Paired stages: the ring's slots go in pairs (s, s + 1), s even, that share slot s's full and empty barriers, so
+// two K blocks cost one barrier round trip (one empty wait and expect-tx by the producer, one full wait and release
+// per consumer warp); a pass's odd last K block takes a pair alone. kRingSlots: the slots in use (an odd stage count
+// leaves its last one idle).
+constexpr int kKPerRound = JDG_PAIRED_STAGES != 0 ? 2 : 1;
+constexpr int kRingSlots = kStages / kKPerRound * kKPerRound;
 constexpr int kTileCtas = kCluster * kSplitK;    // CTAs that walk the same tiles (tail split: each CTA its own)
 constexpr int kLaunchCluster = fp8_gemm_cluster_ctas(kCluster, kSplitK, kTailSplit);  // the launch's cluster size
 #ifndef JDG_PROFILE_WAITS
@@ -238,6 +247,8 @@ static_assert(kCluster == 1 || (kCluster == 2 && (kNumNBlocks % 2 == 0 || kMode 
 // (BLOCK_N is a multiple of 16: each half of the B tile is whole 8-row swizzle atoms, 1024-byte aligned.)
 static_assert(!kMulticastB || (kCluster == 2 && kMode == kFp8GemmDense),
               "JDG_MULTICAST_B takes dense GEMMs in clusters of 2");
+static_assert(kKPerRound == 1 || fp8_gemm_paired_stages_supported(kAccPipeline, kStages),
+              "paired stages take the accumulator pipeline and at least 4 stages");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
 static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
@@ -974,6 +985,14 @@ __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity
   }
 }
 
+// The ring slot after `stage` (wrapping at kRingSlots flips the phase that its barriers' waits expect).
+__device__ __forceinline__ void next_slot(int& stage, unsigned int& phase) {
+  if (++stage == kRingSlots) {
+    stage = 0;
+    phase ^= 1u;
+  }
+}
+
 }  // namespace fp8_gemm
 }  // namespace jdg
 
@@ -1078,47 +1097,54 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
           with_k_range(tile, [&](const Tile& tile) {  // shadows the scheduler's tile (see with_k_range)
-            for (int kb = tile.kb0; kb < tile.kb0 + tile.num_kb; ++kb) {
+            // K block kb's boxes into ring slot `slot`, completing the barrier `full`.
+            auto copy_k_block = [&](int kb, int slot, unsigned int full) {
+              if constexpr (kCluster > 1) {
+                // The A box is BLOCK_M / kCluster rows: this CTA's half for both, or (lone column) both halves here.
+                constexpr int kHalfRows = kBlockM / kCluster;
+                if (tile.shared_a) {
+                  ptx::tma_load_2d_multicast(smem_a + slot * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
+                                             full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
+                } else {
+#pragma unroll
+                  for (int h = 0; h < kCluster; ++h)
+                    ptx::tma_load_2d(smem_a + slot * kSmemABytes + h * kHalfRows * kBlockK, &tensor_map_a, full,
+                                     kb * kBlockK, tile.row0 + h * kHalfRows);
+                }
+              } else {
+                ptx::tma_load_2d(smem_a + slot * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
+              }
+              if constexpr (kMulticastB) {
+                // The B box is kHalfN rows: this CTA's half for both.
+                ptx::tma_load_2d_multicast(smem_b + slot * kSmemBBytes + rank * kHalfN * kBlockK, &tensor_map_b, full,
+                                           kb * kBlockK, b_row + rank * kHalfN, 3u);
+              } else {
+                ptx::tma_load_2d(smem_b + slot * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
+              }
+#pragma unroll
+              for (int box = 0; box < kSABoxes; ++box)
+                ptx::tma_load_2d(smem_sa + slot * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
+                                 (tile.row0 & ~3) + box * kSABoxRows, kb);
+              if constexpr (kBScalePerRow)
+                ptx::tma_load_2d(smem_sb + slot * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
+                                 group * kNumKBlocks + kb);
+            };
+            const int kb_end = tile.kb0 + tile.num_kb;
+            for (int kb = tile.kb0; kb < kb_end; kb += kKPerRound) {
+              const bool pair = kKPerRound == 2 && kb + 1 < kb_end;  // else one K block (paired: the pass's last)
               if (lane == 0) {
                 // Wait until the consumers released this stage (first pass: parity 1 of a fresh barrier, no wait).
                 // With a cluster, both CTAs' consumers: this producer's A half lands in both.
                 wait_stage(empty_bars + 8 * stage, phase ^ 1u, waited);
                 const unsigned int full = full_bars + 8 * stage;
-                ptx::mbarrier_arrive_expect_tx(full, kStageTxBytes);  // the whole A tile: both halves land here
-                if constexpr (kCluster > 1) {
-                  // The A box is BLOCK_M / kCluster rows: this CTA's half for both, or (lone column) both halves here.
-                  constexpr int kHalfRows = kBlockM / kCluster;
-                  if (tile.shared_a) {
-                    ptx::tma_load_2d_multicast(smem_a + stage * kSmemABytes + rank * kHalfRows * kBlockK, &tensor_map_a,
-                                               full, kb * kBlockK, tile.row0 + rank * kHalfRows, (1u << kCluster) - 1u);
-                  } else {
-#pragma unroll
-                    for (int h = 0; h < kCluster; ++h)
-                      ptx::tma_load_2d(smem_a + stage * kSmemABytes + h * kHalfRows * kBlockK, &tensor_map_a, full,
-                                       kb * kBlockK, tile.row0 + h * kHalfRows);
-                  }
-                } else {
-                  ptx::tma_load_2d(smem_a + stage * kSmemABytes, &tensor_map_a, full, kb * kBlockK, tile.row0);
-                }
-                if constexpr (kMulticastB) {
-                  // The B box is kHalfN rows: this CTA's half for both.
-                  ptx::tma_load_2d_multicast(smem_b + stage * kSmemBBytes + rank * kHalfN * kBlockK, &tensor_map_b,
-                                             full, kb * kBlockK, b_row + rank * kHalfN, 3u);
-                } else {
-                  ptx::tma_load_2d(smem_b + stage * kSmemBBytes, &tensor_map_b, full, kb * kBlockK, b_row);
-                }
-#pragma unroll
-                for (int box = 0; box < kSABoxes; ++box)
-                  ptx::tma_load_2d(smem_sa + stage * kSmemSABytes + box * kSASlotFloats * 4, &tensor_map_sa, full,
-                                   (tile.row0 & ~3) + box * kSABoxRows, kb);
-                if constexpr (kBScalePerRow)
-                  ptx::tma_load_2d(smem_sb + stage * kSmemSBBytes, &tensor_map_sb, full, tile.n_block * kBlockN,
-                                   group * kNumKBlocks + kb);
+                // The whole A tile: both halves land here.
+                ptx::mbarrier_arrive_expect_tx(full, pair ? 2 * kStageTxBytes : kStageTxBytes);
+                copy_k_block(kb, stage, full);
+                if (pair) copy_k_block(kb + 1, stage + 1, full);
               }
-              if (++stage == kStages) {
-                stage = 0;
-                phase ^= 1u;
-              }
+              // A round takes kKPerRound slots, the pass's odd last K block included.
+#pragma unroll
+              for (int i = 0; i < kKPerRound; ++i) next_slot(stage, phase);
             }
           });
         }
@@ -1172,19 +1198,22 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // used: their short tensor work per K block does not hide the shared-memory latency of a read after the wait
       // for the wgmmas (NOTES 45: up to 5% less time at M = 64 / 128; at 128 wide the early read was 0-2.7% slower).
       constexpr bool kEarlyAScales = kBlockN <= 64;
-      // Issue K block kb's wgmmas into `a` from stage `st` (its B block scales into `sb` first: their global-load
-      // latency hides behind the wait); kEarlyAScales: then its A scales into `sa`.
-      auto issue = [&](float (&a)[kAccRegs], float (&sb)[kMaxBScaleBlocks], float (&sa)[2], int kb, int st,
-                       unsigned int ph) {
+      // Issue K block kb's wgmmas into `a` from slot `st` (its B block scales into `sb` first: their global-load
+      // latency hides behind the wait); kEarlyAScales: then its A scales into `sa`. `waits`: the slot's barrier is
+      // waited for here (paired stages: only the first slot of a pair has one).
+      auto issue = [&](auto waits, float (&a)[kAccRegs], float (&sb)[kMaxBScaleBlocks], float (&sa)[2], int kb,
+                       int st, unsigned int ph) {
         if constexpr (!kBScalePerRow) load_b_scales(sb, b_scale_blk, kb);
-        wait_stage(full_bars + 8 * st, ph, waited);
+        if constexpr (decltype(waits)::value) wait_stage(full_bars + 8 * st, ph, waited);
         wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4), desc_b0 + st * (kSmemBBytes >> 4));
         if constexpr (kEarlyAScales) {
           read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa[0], sa[1]);
         }
       };
-      // K block in stage `st`, whose wgmmas into `a` are complete: promote it into out[0], release the stage.
-      auto finish = [&](float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], const float (&sa)[2], int st) {
+      // K block in slot `st`, whose wgmmas into `a` are complete: promote it into out[0]; `releases`: then release
+      // the round that began at slot `round_st` (paired: after its last K block).
+      auto finish = [&](auto releases, float (&a)[kAccRegs], const float (&sb)[kMaxBScaleBlocks], const float (&sa)[2],
+                        int st, int round_st) {
         ptx::fence_operands(a);
         float sa0, sa1;
         if constexpr (kEarlyAScales) {
@@ -1193,59 +1222,64 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         } else {
           read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
         }
-        const unsigned int empty = empty_bars + 8 * st;
+        constexpr bool kReleases = decltype(releases)::value;
+        const unsigned int empty = empty_bars + 8 * round_st;
         if constexpr (kBScalePerRow) {
           const unsigned int col_scales = smem_sb + st * kSmemSBBytes + 4 * chunk_col;
           Float2 head[kScaleGroup];
           load_col_scales(head, col_scales, 0);
           Float2 unused[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup];
           promote_per_row_of_pass(out[0], a, col_scales, head, sa0, sa1, all_rows, keep0, keep1, unused);
-          __syncwarp();  // every lane has read its scales before the stage is released
-          release(empty);
+          if constexpr (kReleases) {
+            __syncwarp();  // every lane has read its scales before the stage is released
+            release(empty);
+          }
         } else {
-          release(empty);
+          if constexpr (kReleases) release(empty);
           promote_blocks_of_pass(out[0], a, sb, sa0, sa1, n0 % 128, all_rows, keep0, keep1);
         }
       };
-      auto advance = [&] {
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1u;
-        }
-      };
+      auto advance = [&] { next_slot(stage, phase); };
+      // Even K blocks (acc) begin a round: they wait for it; odd ones (acc_next) end it: they release it. Unpaired,
+      // every K block is a round of its own.
+      constexpr bool kPaired = kKPerRound == 2;
+      constexpr BoolConstant<true> kYes{};
+      constexpr BoolConstant<!kPaired> kUnpaired{};
 
       // The two accumulators alternate (acc: even steps, acc_next: odd), unrolled by two so that each is a fixed
       // set of registers; the steady-state loop has the same waits on every path (ptxas serializes the wgmmas when
       // it cannot tell which group a wait retires). `sb_*` hold the in-flight K blocks' B block scales, `st_*` their
       // stages.
+      // (Paired, an odd K block's slot is its even one's plus one, inside the pair: st_odd - 1 is the round's.)
       float sb_even[kMaxBScaleBlocks], sb_odd[kMaxBScaleBlocks], sa_even[2], sa_odd[2];
       const int kb_end = tile.kb0 + tile.num_kb;
       int kb = tile.kb0, st_even = stage, st_odd = 0;
-      issue(acc, sb_even, sa_even, kb, stage, phase);
+      issue(kYes, acc, sb_even, sa_even, kb, stage, phase);
       advance();
       for (; kb + 2 < kb_end; kb += 2) {
         st_odd = stage;
-        issue(acc_next, sb_odd, sa_odd, kb + 1, stage, phase);
+        issue(kUnpaired, acc_next, sb_odd, sa_odd, kb + 1, stage, phase);
         advance();
         ptx::wgmma_wait_group<1>();  // kb's group is done; kb + 1's runs on
-        finish(acc, sb_even, sa_even, st_even);
+        finish(kUnpaired, acc, sb_even, sa_even, st_even, st_even);
         st_even = stage;
-        issue(acc, sb_even, sa_even, kb + 2, stage, phase);
+        issue(kYes, acc, sb_even, sa_even, kb + 2, stage, phase);
         advance();
         ptx::wgmma_wait_group<1>();
-        finish(acc_next, sb_odd, sa_odd, st_odd);
+        finish(kYes, acc_next, sb_odd, sa_odd, st_odd, st_odd - (kPaired ? 1 : 0));
       }
       if (kb + 1 < kb_end) {  // two K blocks left, kb's in flight
         st_odd = stage;
-        issue(acc_next, sb_odd, sa_odd, kb + 1, stage, phase);
+        issue(kUnpaired, acc_next, sb_odd, sa_odd, kb + 1, stage, phase);
         advance();
         ptx::wgmma_wait_group<1>();
-        finish(acc, sb_even, sa_even, st_even);
+        finish(kUnpaired, acc, sb_even, sa_even, st_even, st_even);
         ptx::wgmma_wait_group<0>();
-        finish(acc_next, sb_odd, sa_odd, st_odd);
+        finish(kYes, acc_next, sb_odd, sa_odd, st_odd, st_odd - (kPaired ? 1 : 0));
       } else {
         ptx::wgmma_wait_group<0>();
-        finish(acc, sb_even, sa_even, st_even);
+        finish(kYes, acc, sb_even, sa_even, st_even, st_even);  // paired: a round of its own, whose odd slot is idle
+        if constexpr (kPaired) advance();
       }
     };
 
@@ -1273,10 +1307,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           promote_blocks_of_pass<kChunk0, kHalfChunks>(out[0], a, sb, sa0, sa1, n_off, all_rows, keep0, keep1);
         };
         auto advance = [&] {
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1u;
-          }
+          next_slot(stage, phase);
         };
         // sa0 / sa1: the A scales of the K block in stage st_kb; read before the stage is released.
         auto a_scales = [&](int st_kb, float& sa0, float& sa1) {
@@ -1427,9 +1458,20 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               return;
             }
           }
+          const int kb_end = tile.kb0 + tile.num_kb;
+          if constexpr (kKPerRound > 1) {
+            // Paired kernels compute in pipelined_pass; a pass that reaches here has nothing to compute, but its
+            // rounds must be consumed in order (waited for, so that the release counts for this round, then released).
+            for (int kb = tile.kb0; kb < kb_end; kb += kKPerRound) {
+              wait_stage(full_bars + 8 * stage, phase, waited);
+              release(empty_bars + 8 * stage);
+#pragma unroll
+              for (int i = 0; i < kKPerRound; ++i) next_slot(stage, phase);
+            }
+            return;
+          }
           // kBScaleChunks: the B block scale 32 K blocks per load, broadcast with a shuffle (see load_b_scale_chunk):
           // the first chunk loads here, the next one after the last K block of a chunk (a K block to land).
-          const int kb_end = tile.kb0 + tile.num_kb;
           float sb_chunk = 0.f;
           if constexpr (kBScaleChunks)
             load_b_scale_chunk(sb_chunk, b_scale_blk[0], tile.kb0, kb_end - 1, lane, any_active && tile.num_kb > 0);
@@ -1450,10 +1492,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 // below counts for this round of the empty barrier, not the previous one), then release it.
                 wait_stage(full_bars + 8 * stage, phase, waited);
                 release(empty);
-                if (++stage == kStages) {
-                  stage = 0;
-                  phase ^= 1u;
-                }
+                next_slot(stage, phase);
                 continue;
               }
               const int in_chunk = static_cast<int>(static_cast<unsigned int>(kb - tile.kb0) % 32u);  // kb >= kb0
@@ -1465,8 +1504,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               // Wait for the stage's TMA bytes (tiles and scales), unless that was done ahead.
               if (!kWaitAhead) wait_stage(full_bars + 8 * stage, phase, waited);
               const bool last_kb = kb + 1 == kb_end;
-              const unsigned int next_full = full_bars + 8 * (stage + 1 == kStages ? 0 : stage + 1);
-              const unsigned int next_phase = stage + 1 == kStages ? phase ^ 1u : phase;
+              const unsigned int next_full = full_bars + 8 * (stage + 1 == kRingSlots ? 0 : stage + 1);
+              const unsigned int next_phase = stage + 1 == kRingSlots ? phase ^ 1u : phase;
               const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
               const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
               const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
@@ -1523,10 +1562,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               } else if constexpr (kBScaleChunks) {
                 load_b_scale_chunk(sb_chunk, b_scale_blk[0], kb + 1, kb_end - 1, lane, in_chunk == 31);
               }
-              if (++stage == kStages) {
-                stage = 0;
-                phase ^= 1u;
-              }
+              next_slot(stage, phase);
             }
           };
           if constexpr (kWaves == 2) {

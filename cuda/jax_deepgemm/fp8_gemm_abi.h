@@ -34,6 +34,10 @@
 //                           it (overlapping the next tile), where fp8_gemm_tma_store_supported() allows.
 //   JDG_ACC_PIPELINE        optional, default 0; 1: two accumulators per consumer, the next K block's wgmmas running
 //                           while the last one is promoted, where fp8_gemm_acc_pipeline_supported() allows.
+//   JDG_PAIRED_STAGES       optional, default 0; 1 (with JDG_ACC_PIPELINE, fp8_gemm_paired_stages_supported): the
+//                           ring's stages go in pairs that share one full and one empty barrier, two K blocks per
+//                           barrier round trip (a pass's odd last K block takes a pair alone; an odd stage count
+//                           leaves the last stage unused).
 //   JDG_SPLIT_HALVES        optional, default 0; 1: each K block's wgmmas as two half-width groups, each half promoted
 //                           while the other runs, where fp8_gemm_split_halves_supported() allows (not with
 //                           JDG_ACC_PIPELINE).
@@ -186,6 +190,10 @@ constexpr int fp8_gemm_d_box_rows(int block_m) { return block_m / fp8_gemm_math_
 // The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two
 // waves' results) and three accumulator sets of BLOCK_N / 2 registers within the consumers' budget (BLOCK_N <= 128).
 constexpr bool fp8_gemm_acc_pipeline_supported(int block_m, int block_n) { return block_m <= 128 && block_n <= 128; }
+
+// Paired stages (JDG_PAIRED_STAGES): kernels with the accumulator pipeline (whose K loop already takes its K blocks
+// in twos) and at least two pairs of stages.
+constexpr bool fp8_gemm_paired_stages_supported(bool acc_pipeline, int stages) { return acc_pipeline && stages >= 4; }
 
 // Half-width groups (JDG_SPLIT_HALVES): the tiles the accumulator pipeline cannot take (BLOCK_N > 128) with one 64-row
 // wave per consumer warpgroup and 128x128 B scales, whose halves are wgmma widths the kernel has (multiples of 16).

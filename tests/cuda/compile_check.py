@@ -136,7 +136,8 @@ def cfg_name(cfg):
             f"b{cfg['B_E5M2']}_row{cfg['B_SCALE_PER_ROW']}_f32{cfg['OUT_F32']}_c{cfg['C_KIND']}" +
             (f"_x{cfg['CLUSTER']}" if cfg.get("CLUSTER", 1) > 1 else "") + ("_mb" if cfg.get("MULTICAST_B") else "") +
             ("_ts" if cfg.get("TMA_STORE") else "") +
-            ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_pw" if cfg.get("PROFILE_WAITS") else "") +
+            ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_ps" if cfg.get("PAIRED_STAGES") else "") +
+            ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
             ("_tail" if cfg.get("TAIL_SPLIT") else ""))
 
@@ -312,6 +313,20 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, out32, row, mode=mode, cluster=cl,
                              tma_store=tma, acc_pipe=1), True))
         jobs.append((cfg(256, 128, 3, 7168, 2048, acc_pipe=1), "the accumulator pipeline takes"))
+        # paired stages (JDG_PAIRED_STAGES): small tiles, an odd stage count, per-row B scales, a cluster, split K, the
+        # tail split, a grouped mode; refused without the pipeline and with fewer than 4 stages
+        for bm, bn, row, mode, tma, cl, n, k, extra in [(64, 32, 0, 0, 0, 1, 2112, 7168, {}),
+                                                        (64, 64, 0, 0, 1, 1, 7168, 16384, {}),
+                                                        (128, 32, 1, 0, 0, 1, 4096, 7168, {}),
+                                                        (128, 112, 0, 0, 0, 2, 7168, 2048, {}),
+                                                        (64, 32, 0, 0, 0, 1, 2112, 7168, {"SPLIT_K": 2}),
+                                                        (128, 128, 0, 3, 1, 1, 4096, 7168, {"TAIL_SPLIT": 1}),
+                                                        (128, 64, 0, 1, 1, 1, 4096, 7168, {})]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, tma, extra.get("SPLIT_K", 1)), n, k, 0, 0, row, mode=mode,
+                    cluster=cl, tma_store=tma, acc_pipe=1)
+            jobs.append(({**c, **extra, "PAIRED_STAGES": 1}, True))
+        jobs.append(({**cfg(256, 128, 3, 7168, 2048), "PAIRED_STAGES": 1}, "paired stages take"))
+        jobs.append(({**cfg(128, 128, 3, 7168, 2048, acc_pipe=1), "PAIRED_STAGES": 1}, "paired stages take"))
         # half-width wgmma groups (JDG_SPLIT_HALVES): every mode with 128x128 B scales, a cluster, both epilogues,
         # one 64-row wave per warpgroup; refused with per-row B scales
         for bm, bn, mode, tma, cl in [(128, 192, 0, 1, 2), (128, 160, 0, 0, 1), (64, 192, 0, 1, 1), (128, 192, 1, 1, 1),

@@ -69,9 +69,10 @@
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least
 //    kPairedMinStages stages pair them (two K blocks per barrier round trip, fp8_gemm_paired_stages_supported):
-//    on an H100 (NOTES 48) -1.5% to -4.4% with 10-16 stages where it moved (64 x 64 tiles over 13, 128 x 32 over 10;
-//    0 elsewhere), but +3% to +30% with 5 or 8 (a pair is held until both of its K blocks are done, and 2-4 pairs
-//    leave the producer too short a lead). DG_TUNE_PAIRED_STAGES=0 / 1 turns it off / on everywhere it applies.
+//    on an H100 (NOTES 48) -2% to -5% where it moved with 10-16 stages (64 x 64 tiles over 13, 128 x 32 over 10; the
+//    64 x 32 rows within +-1%), but up to +30% with 4-8 (2-4 pairs: a pair is held until both of its K blocks are
+//    done, which leaves the producer too short a lead). DG_TUNE_PAIRED_STAGES=0 / 1 turns it off / on everywhere it
+//    applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on
 //    every shape measured (NOTES 20); DG_TUNE_SPLIT_HALVES=0 turns them off. Their 192- and 160-wide loops take each

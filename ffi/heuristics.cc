@@ -70,8 +70,8 @@
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least
 //    kPairedMinStages stages pair them (two K blocks per barrier round trip, fp8_gemm_paired_stages_supported):
 //    on an H100 (NOTES 48) -2% to -5% where it moved with 10-16 stages (64 x 64 tiles over 13, 128 x 32 over 10; the
-//    64 x 32 rows within +-1%), but up to +30% with 4-8 (2-4 pairs: a pair is held until both of its K blocks are
-//    done, which leaves the producer too short a lead). DG_TUNE_PAIRED_STAGES=0 / 1 turns it off / on everywhere it
+//    64 x 32 rows within +-1%), but up to +30% with 5 or 8 (2-4 pairs: a pair is held until both of its K blocks
+//    are done, which leaves the producer too short a lead). DG_TUNE_PAIRED_STAGES=0 / 1 turns it off / on everywhere it
 //    applies.
 // 8. Half-width wgmma groups (fp8_gemm_split_halves_supported: one wave per consumer, BLOCK_N > 128, where the
 //    pipeline does not fit) wherever they apply: on an H100 forced 128 x 192 tiles ran 1.5-18% faster with them on

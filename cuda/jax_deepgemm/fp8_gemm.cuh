@@ -1186,7 +1186,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // waits for the wgmmas and the next wgmmas for the promotion; two warpgroups that wait on the same full barrier
     // tend to run in phase and leave the tensor cores idle during both promotions). kWaves == 1: the wave is this
     // warpgroup's 64 rows. A K block's stage is released once its wgmmas are done and (per-row B scales) its column
-    // scales read; so two stages are held at a time, and the producer works on the others.
+    // scales read; so two stages are held at a time, and the producer works on the others (paired stages: a pair is
+    // released after its second K block, so up to two pairs are held, which is why pairing needs many stages).
     float acc_next[kAccRegs];
     // `all_rows`: a bool, or BoolConstant<true> for passes that have all of the warpgroup's rows (see `whole`), whose
     // copy then has no row-selecting promotion.

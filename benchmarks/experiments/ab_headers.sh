@@ -41,6 +41,6 @@ ab_grouped() {  # the kinds grouped_rows.py takes
 }
 ab_tests() {  # name, pytest arguments
   local name=$1; shift
-  timeout -k 5 280 python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
+  timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
   echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }

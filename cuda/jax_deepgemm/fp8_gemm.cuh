@@ -901,18 +901,20 @@ __device__ __forceinline__ void load_b_scale_chunk(float& chunk, const float* b_
 
 // A partial tile in shared memory: BLOCK_M x BLOCK_N floats, each consumer thread's registers 16 bytes at a time,
 // consecutive threads at consecutive addresses (conflict-free). send_partial writes this thread's part into another
-// CTA's slot (`slot`: a shared::cluster address); add_partial adds this CTA's slot (a shared address) into `out`.
+// CTA's slot (`slot`: a shared::cluster address), each 16 bytes completing as many of the transaction count of that
+// CTA's barrier `bar` (a shared::cluster address); add_partial adds this CTA's slot (a shared address) into `out`.
 constexpr unsigned int kPartialBytes = kBlockM * kBlockN * 4;
 static_assert(kPartialBytes == 4u * kNumMathThreads * kWaves * kAccRegs && kAccRegs % 4 == 0, "");
 
-__device__ __forceinline__ void send_partial(const float (&out)[kWaves][kAccRegs], unsigned int slot) {
+__device__ __forceinline__ void send_partial(const float (&out)[kWaves][kAccRegs], unsigned int slot,
+                                             unsigned int bar) {
   slot += 16u * threadIdx.x;  // consumer threads are 0 .. kNumMathThreads - 1
 #pragma unroll
   for (int v = 0; v < kWaves; ++v)
 #pragma unroll
     for (int j = 0; j < kAccRegs / 4; ++j)
-      ptx::st_cluster_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
-                            out[v][4 * j + 2], out[v][4 * j + 3]);
+      ptx::st_async_f32x4(slot + (v * kAccRegs / 4 + j) * 16u * kNumMathThreads, out[v][4 * j], out[v][4 * j + 1],
+                          out[v][4 * j + 2], out[v][4 * j + 3], bar);
 }
 
 __device__ __forceinline__ void add_partial(float (&out)[kWaves][kAccRegs], unsigned int slot) {
@@ -930,45 +932,59 @@ __device__ __forceinline__ void add_partial(float (&out)[kWaves][kAccRegs], unsi
     }
 }
 
+// The exchanges' barriers (kernel start): CTA 0's `full_bar` completes a phase on its consumer thread 0's arrival,
+// which expects the bytes of the partial tiles, and those bytes (send_partial); a sender's `free_bar` on one arrival
+// per consumer warp of CTA 0, once that warp has read the sender's slot.
+constexpr unsigned int kExchangeFreeArrivals = kNumMathThreads / 32;
+
+// CTA 0's consumer warps are done reading what CTA `cta` sent: one arrival per warp on its `free_bar` (CTA-scope
+// release, as the pipeline's empty barriers: the reads' values are in registers by then).
+__device__ __forceinline__ void free_partial(unsigned int free_bar, unsigned int cta, int lane) {
+  __syncwarp();
+  if (lane == 0) ptx::mbarrier_arrive_cluster(free_bar, cta);
+}
+
 // Split K, after a tile's K loop: CTA `part` > 0 of the cluster sends its FP32 partial tile `out` into slot part - 1
 // of CTA 0's partial area (`partial`) and returns false: CTA 0 stores the tile. CTA 0 waits for every slot and adds
 // them to its own partial in rank order, the same sum in every run whatever the timing, and returns true. A slot is
-// written again only after CTA 0 has read it (CTA 0's consumer threads arrive on each sender's `free_bar`; a fresh
-// barrier counts as released). `phase`: the tiles exchanged so far, mod 2, the same in every CTA of the cluster.
+// written again only after CTA 0 has read it (free_partial; a fresh barrier counts as released). `phase`: the tiles
+// exchanged so far, mod 2, the same in every CTA of the cluster.
 __device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int& phase,
-                                                 unsigned int partial, unsigned int full_bar, unsigned int free_bar) {
+                                                 unsigned int partial, unsigned int full_bar, unsigned int free_bar,
+                                                 int lane) {
   bool stores = true;
   if (part > 0) {
-    ptx::mbarrier_wait<true>(free_bar, phase ^ 1u);
-    send_partial(out, ptx::cluster_smem_addr(partial + (part - 1) * kPartialBytes, 0));
-    ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
+    ptx::mbarrier_wait(free_bar, phase ^ 1u);
+    send_partial(out, ptx::cluster_smem_addr(partial + (part - 1) * kPartialBytes, 0),
+                 ptx::cluster_smem_addr(full_bar, 0));
     stores = false;
   } else {
+    if (threadIdx.x == 0) ptx::mbarrier_arrive_expect_tx(full_bar, (kSplitK - 1) * kPartialBytes);
     ptx::mbarrier_wait<true>(full_bar, phase);
 #pragma unroll
     for (int r = 1; r < kSplitK; ++r) add_partial(out, partial + (r - 1) * kPartialBytes);
 #pragma unroll
-    for (int r = 1; r < kSplitK; ++r) ptx::mbarrier_arrive_cluster<true>(free_bar, static_cast<unsigned int>(r));
+    for (int r = 1; r < kSplitK; ++r) free_partial(free_bar, static_cast<unsigned int>(r), lane);
   }
   phase ^= 1u;
   return stores;
 }
 
 // Tail split, after the K loop of a split tile (the last tile of both CTAs of the pair, so each exchanges once):
-// CTA 0 has no more stages coming, so once its consumers are done with them (each thread arrives on CTA 1's
-// `free_bar`) CTA 1 writes its partial tile into CTA 0's A and B stages (`ring`), arrives on CTA 0's `full_bar` and
-// returns false; CTA 0 adds the partial to its own and returns true: it stores the tile.
+// CTA 0 has no more stages coming, so once its consumers are done with them (free_partial on CTA 1's `free_bar`)
+// CTA 1 writes its partial tile into CTA 0's A and B stages (`ring`) and returns false; CTA 0 adds the partial to
+// its own and returns true: it stores the tile.
 __device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int ring,
-                                              unsigned int full_bar, unsigned int free_bar) {
+                                              unsigned int full_bar, unsigned int free_bar, int lane) {
   if (part > 0) {
-    ptx::mbarrier_wait<true>(free_bar, 0);
+    ptx::mbarrier_wait(free_bar, 0);
     ptx::fence_proxy_async();  // CTA 0's stages were last written by TMA and read by wgmma (the async proxy)
-    send_partial(out, ptx::cluster_smem_addr(ring, 0));
-    ptx::mbarrier_arrive_cluster<true>(full_bar, 0);
+    send_partial(out, ptx::cluster_smem_addr(ring, 0), ptx::cluster_smem_addr(full_bar, 0));
     return false;
   }
   ptx::fence_proxy_async_shared();  // the stages' last TMA writes and wgmma reads come before CTA 1's writes
-  ptx::mbarrier_arrive_cluster<true>(free_bar, 1);
+  free_partial(free_bar, 1, lane);
+  if (threadIdx.x == 0) ptx::mbarrier_arrive_expect_tx(full_bar, kPartialBytes);
   ptx::mbarrier_wait<true>(full_bar, 0);
   add_partial(out, ring);
   return true;
@@ -1058,16 +1074,15 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
       ptx::mbarrier_init(empty_bars + 8 * s, kCluster * kNumMathThreads / 32);
     }
-    if constexpr (kSplitK > 1 || kTailSplit) {
-      constexpr int kSenders = kTailSplit ? 1 : kSplitK - 1;
-      ptx::mbarrier_init(partial_full_bar, kSenders * kNumMathThreads);  // CTA 0's: the others' consumer threads
-      ptx::mbarrier_init(partial_free_bar, kNumMathThreads);             // the others': CTA 0's consumer threads
+    if constexpr (kSplitK > 1 || kTailSplit) {  // see kExchangeFreeArrivals
+      ptx::mbarrier_init(partial_full_bar, 1);
+      ptx::mbarrier_init(partial_free_bar, kExchangeFreeArrivals);
     }
     ptx::fence_barrier_init();
   }
   // With a cluster, no CTA may multicast into the other's stages or arrive on its barriers before they exist.
   if constexpr (kLaunchCluster > 1) {
-    ptx::cluster_sync();
+    ptx::cluster_sync_relaxed();
   } else {
     __syncthreads();
   }
@@ -1581,7 +1596,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       if constexpr (kSplitK > 1) {
         // The other CTAs' partial tiles go to CTA 0, which stores the sum.
         if (!split_k_exchange(out, k_part, split_phase, smem_base + kSmemPartialOffset, partial_full_bar,
-                              partial_free_bar))
+                              partial_free_bar, lane))
           continue;
       }
       // The epilogue: C, the TMA store or the register stores. A lambda, so that a tail split's tiles take their own
@@ -1669,7 +1684,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       };
       if constexpr (kTailSplit) {
         if (tile.part >= 0) {  // uniform over the CTA: CTA 1 sends its partial tile, CTA 0 adds it and stores
-          if (tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar)) epilogue();
+          if (tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar, lane)) epilogue();
           continue;
         }
       }
@@ -1678,6 +1693,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // The last tile's stores (each warpgroup's) must be done with the staging tile (and their writes issued) before
     // the CTA exits.
     if (kTmaStore && threadIdx.x % 128 == 0) ptx::bulk_wait_group<0>();
+    // Split K: a sender leaves only after CTA 0 freed its last partial tile, so that CTA 0's arrival on this CTA's
+    // free barrier has landed (see the cluster barrier below).
+    if constexpr (kSplitK > 1) {
+      if (k_part > 0) ptx::mbarrier_wait(partial_free_bar, split_phase ^ 1u);
+    }
   }
 #if JDG_PROFILE_WAITS
   {
@@ -1703,14 +1723,22 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   }
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
-  // stages only while this one waits for them, so that is over; split K: CTA 0 frees the others' slots last).
-  // Tail split: only the pairs that exchanged a partial tile (uniform over the pair), so that no CTA leaves while
-  // its partner may still write to it (racecheck's rule; the exchange's own barriers already order it); the other
-  // pairs never touch each other.
+  // stages only while this one waits for them, so that is over). Tail split: only the pairs that exchanged a partial
+  // tile (uniform over the pair), so that no CTA leaves while its partner may still write to it (racecheck's rule;
+  // the exchange's own barriers already order it); the other pairs never touch each other.
+  // Clusters sharing operands: the consumers' last arrivals on the other CTA's empty barriers are waited for by
+  // nothing else, so the arrival here releases them (it waits until they are performed). Split K and the tail
+  // split have no such arrival in flight (every remote write and arrival is waited for by its receiver, split K's
+  // last free one above), so the arrival here is relaxed: a release arrival waits for the epilogue's global stores
+  // too (~1000 cycles, NOTES 49).
   if constexpr (kLaunchCluster > 1) {
     if (!kTailSplit || scheduler.pair_exchanges()) {
       __syncwarp();
-      ptx::cluster_sync();
+      if constexpr (kCluster > 1) {
+        ptx::cluster_sync();
+      } else {
+        ptx::cluster_sync_relaxed();
+      }
     }
   }
 }

@@ -124,26 +124,15 @@ __device__ __forceinline__ void mbarrier_arrive_if_lane0(unsigned int bar, int l
 
 // Arrive on the barrier at the same shared-memory offset in CTA `cta` of the cluster (possibly this one). The
 // pipeline's consumers arrive after their wgmmas completed (wait_group), so the reads of the stage are over; the
-// default (CTA-scope) release, as CUTLASS's cluster barriers use it: a cluster-scope one measured far slower.
-// kClusterRelease: cluster-scope release, which orders this thread's earlier loads and stores (of any CTA's shared
-// memory) before the arrival for a cluster-scope acquire on the other side (split K's exchange).
-template <bool kClusterRelease = false>
+// default (CTA-scope) release, as CUTLASS's cluster barriers use it: a cluster-scope one measured far slower (and
+// waits until this thread's earlier stores are performed, NOTES 49).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta) {
-  if constexpr (kClusterRelease) {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(cta)
-        : "memory");
-  } else {
-    asm volatile(
-        "{\n.reg .b32 remote;\n"
-        "mapa.shared::cluster.u32 remote, %0, %1;\n"
-        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
-        "r"(cta)
-        : "memory");
-  }
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
 }
 
 // Arrive once and announce `bytes` of TMA transactions that must land before the phase can complete.
@@ -152,7 +141,8 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsi
                : "memory");
 }
 
-// kClusterAcquire: cluster-scope acquire, for data that other CTAs of the cluster released (split K's exchange).
+// kClusterAcquire: cluster-scope acquire, for data that other CTAs of the cluster stored (st_async_f32x4, whose
+// transaction completion releases at cluster scope: split K's and the tail split's exchanges).
 template <bool kClusterAcquire = false>
 __device__ __forceinline__ bool mbarrier_try_wait(unsigned int bar, unsigned int parity) {
   unsigned int done;
@@ -214,17 +204,28 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// Split K's data exchange through another CTA's shared memory: plain stores and loads give no order across CTAs, so
-// the data barriers use cluster-scope release (the arrival, after the stores or loads it publishes) and acquire (the
-// wait, before the loads or stores it allows).
+// The same with relaxed arrivals, which do not wait for this thread's earlier memory operations to be performed
+// (a release arrival does: ~600 cycles at a kernel's start, NOTES 49). For the start, where all that the other CTAs
+// need is the barriers' initialisation, which fence_barrier_init has published.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The shared::cluster address of the shared-memory address `addr` in CTA `cta` of the cluster.
 __device__ __forceinline__ unsigned int cluster_smem_addr(unsigned int addr, unsigned int cta) {
   unsigned int remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(cta));
   return remote;
 }
 
-__device__ __forceinline__ void st_cluster_f32x4(unsigned int remote, float x, float y, float z, float w) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(remote), "f"(x), "f"(y), "f"(z), "f"(w)
+// 16 bytes into another CTA's shared memory (`remote`, a shared::cluster address) that complete 16 bytes of the
+// transaction count of the barrier `remote_bar` in that CTA: the receiver expects the bytes and waits for the
+// barrier's phase as for a TMA load, and the sender needs no release fence (which waits until its stores are
+// performed: ~1000 cycles per exchange with plain stores and a cluster-scope arrival, NOTES 49).
+__device__ __forceinline__ void st_async_f32x4(unsigned int remote, float x, float y, float z, float w,
+                                               unsigned int remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
+               "f"(x), "f"(y), "f"(z), "f"(w), "r"(remote_bar)
                : "memory");
 }
 

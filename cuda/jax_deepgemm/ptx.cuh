@@ -205,8 +205,9 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // The same with relaxed arrivals, which do not wait for this thread's earlier memory operations to be performed
-// (a release arrival does: ~600 cycles at a kernel's start, NOTES 49). For the start, where all that the other CTAs
-// need is the barriers' initialisation, which fence_barrier_init has published.
+// (a release arrival does: ~700 cycles at a kernel's start, NOTES 49). For the start, where all that the other CTAs
+// need is the barriers' initialisation, which fence_barrier_init has published, and for the end of clusters that
+// have no remote write or arrival in flight (see the kernel's end).
 __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }

@@ -55,16 +55,21 @@
 // last tile is on average half empty.
 // The grid comes from the static bound fp8_gemm_max_tiles, never from r.
 // K-grouped: G full M x N grids whose tiles stream about K / G each.
-// 6. Masked takes tiles of at most 128 x 128, k-grouped 128-row tiles of at most 128 columns or 256 x 128 (a forced
-//    BLOCK_M / width may still be any the kernel takes). The model undercounts what wider or taller tiles lose
-//    there: masked tiles are few per CTA (little for the TMA store and the accumulator pipeline to overlap) and a
-//    group's partial last tile wastes more rows at 256; k-grouped's FP32 output with C and per-row scales on both
-//    sides make each promotion and epilogue of a wide 128-row tile dearer than kTileOverhead. Measured on an H200
-//    (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192, 256 x 128) on every masked and
-//    k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128 x 128 on
-//    every k-grouped shape of the benchmark (M = 4096 / 7168: +6-9% on an H200, +5-10% on an H100, NOTES 25; the
-//    256 x 112 the model takes at M = 256 / 512 is unmeasured) but still loses on masked ones (1-17% slower on five
-//    of six, 4.5% faster on one).
+// 6. Masked takes tiles of at most 128 x 128 (large groups over long K excepted, below), k-grouped 128-row tiles of at
+//    most 128 columns or 256 x 128 (a forced BLOCK_M / width may still be any the kernel takes). The model undercounts
+//    what wider or taller tiles lose there: masked tiles are few per CTA (little for the TMA store and the accumulator
+//    pipeline to overlap) and a group's partial last tile wastes more rows at 256; k-grouped's FP32 output with C and
+//    per-row scales on both sides make each promotion and epilogue of a wide 128-row tile dearer than kTileOverhead.
+//    Measured on an H200 (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192, 256 x 128) on
+//    every masked and k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128
+//    x 128 on every k-grouped shape of the benchmark (M = 4096 / 7168: +6-9% on an H200, +5-10% on an H100, NOTES 25;
+//    the 256 x 112 the model takes at M = 256 / 512 is unmeasured) but still loses on masked ones (1-17% slower on
+//    five of six, 4.5% faster on one). With the tail split (step 10) that changed for large groups: over six masked_m
+//    draws per shape on an H100 (NOTES 50), 256 x 128 with the tail split against 128 x 128, geometric means 1 x 1024
+//    x 4096 x 7168 -4.8%, 2 x 512 x 4096 x 7168 -5.1% (per draw -16% to +7%; without the tail split +3.5% / +5%), but
+//    4 x 256 / 8 x 128 / 16 x 64 rows +3% to +17% and K = 2048 (no tail split) 0% to +10%. So masked groups of
+//    expected_m >= kMaskedTallMinRows over K with the tail split take 256 x 128 (the width measured; the cost alone
+//    would take 256 x 64 there).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least
@@ -226,6 +231,9 @@ bool cheap_block_scales(int block_n) { return 128 % block_n == 0 || block_n == 1
 // Step 6 of the model: the modes whose search stops at 128-wide 128-row tiles, and those that take 128-row ones only.
 bool at_most_128_wide(int mode) { return mode == kFp8GemmMasked || mode == kFp8GemmKGrouped; }
 bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
+// ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
+// take 256 x 128.
+constexpr std::int64_t kMaskedTallMinRows = 512;
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
 // count kHalfWidth192Discount less per wave: since their promotion takes each chunk's scale block at compile time
@@ -285,10 +293,12 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
 // challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. The
 // configurations that can take the TMA-store epilogue get it (its staging tile costs pipeline stages) unless
 // DG_TUNE_TMA_STORE=0: measured, it wins on every dense shape but the longest K, where it loses 1% (NOTES 7).
-void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave) {
+// `only_block_n` > 0: that width alone (unless one is forced).
+void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave,
+            int only_block_n = 0) {
   const int num_sms = p.num_sms;
   const bool b_scale_per_row = p.b_scale_per_row;
-  const int forced = env::tune_block_n();
+  const int forced = env::tune_block_n() > 0 ? env::tune_block_n() : only_block_n;
   // Masked and k-grouped search widths up to 128 only (step 6 of the model); a forced width may be any the kernel
   // takes.
   const int max_block_n = block_m > 128 || (at_most_128_wide(p.mode) && forced == 0) ? kMaxBlockNTwoWaves
@@ -320,8 +330,12 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
                                 "supports (64, 128 or 256)");
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
+  const bool masked_tall = p.mode == kFp8GemmMasked && rows >= kMaskedTallMinRows && p.n >= 128 &&
+                           ceil_div(p.k, kFp8BlockK) >= kTailSplitMinKBlocks && env::tune_tail_split() != 0;
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
+  } else if (masked_tall && env::tune_block_n() == 0) {
+    choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
   } else {
     for (int block_m : candidates)
       if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);

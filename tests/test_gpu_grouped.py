@@ -196,6 +196,10 @@ MASKED = {
     "small_m_many_groups": (16, 40, 128, 128, list(range(0, 48, 3)), 20),
     "expected_m_1": (3, 512, 384, 640, [500, 12, 512], 1),
     "all_zero": (2, 128, 128, 128, [0, 0], 64),
+    # groups expected to fill two 256-row tiles over 32 K blocks: the model's 256 x 128 tiles with the tail split
+    # (few tiles: every one split over a pair of CTAs)
+    "tall_tiles": (2, 1024, 256, 4096, [1000, 517], 600),
+    "tall_tiles_hostile": (3, 600, 256, 4096, [INT32_MAX, -7, 300], 512),
 }
 
 
@@ -209,6 +213,10 @@ def test_masked(name):
     if name == "zero_full_over_negative":
         assert _uses_kernel(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, expected_m), a, b, masked_m,
                             grouping="masked")
+    if name.startswith("tall_tiles"):
+        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="masked",
+                                                       num_groups=g, expected_m=expected_m)
+        assert (c["block_m"], c["block_n"], c["tail_split"]) == (256, 128, True), c
     a64, b64 = _deq(a, b)
     valid = oracle.masked_valid(masked_m, g, m)
     out = fn(a, b, masked_m)

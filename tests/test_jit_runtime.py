@@ -602,7 +602,7 @@ def test_tune_paired_stages(monkeypatch):
         c = _C.select_fp8_gemm_config(m, n, k, 132)
         assert c["acc_pipeline"] and c["stages"] >= 10 and c["paired_stages"], c
     # ... not with fewer (masked 128 x 128: 5, dense 128 x 64: 8), nor without the pipeline (256-row tiles)
-    masked = dict(grouping="masked", num_groups=1, expected_m=1024)
+    masked = dict(grouping="masked", num_groups=4, expected_m=256)
     c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, **masked)
     assert c["acc_pipeline"] and c["stages"] < 10 and not c["paired_stages"], c
     c = _C.select_fp8_gemm_config(128, 7168, 2048, 132)
@@ -663,18 +663,28 @@ def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
 
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
 def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
-    # Step 6 of the model: masked tiles up to 128 x 128, k-grouped 128-row ones up to 128 wide or 256 x 128 (each
-    # measured faster than the wider / taller picks the cost alone would make).
+    # Step 6 of the model: masked tiles up to 128 x 128 but 256 x 128 for groups expected to fill two 256-row tiles
+    # over K the tail split takes, k-grouped 128-row ones up to 128 wide or 256 x 128 (each measured faster than the
+    # wider / taller picks the cost alone would make).
     kwargs = dict(grouping="k_grouped", out_f32=True, c_kind=2, b_scale_per_row=True) if grouping == "k_grouped" \
         else dict(grouping="masked")
     for g, m, n in [(4, 4096, 7168), (8, 7168, 2048), (2, 200, 300), (1, 4096, 4096)]:
         extra = dict(expected_m=m) if grouping == "masked" else {}
         c = _C.select_fp8_gemm_config(m, n, g * 4096, 132, num_groups=g, **kwargs, **extra)
         assert c["block_n"] <= 128, (g, m, n, c)
-        if grouping == "masked":
-            assert c["block_m"] <= 128, (g, m, n, c)
+        if grouping == "masked":  # K = g x 4096 >= 4096 here: expected_m decides
+            assert (c["block_m"], c["block_n"]) == (256, 128) if m >= 512 else c["block_m"] <= 128, (g, m, n, c)
         elif m >= 4096:  # many M blocks: the taller tile's fewer waves win (measured on every benchmark shape)
             assert c["block_m"] == 256, (g, m, n, c)
+    if grouping == "masked":
+        def tall(k, expected_m=1024):
+            return _C.select_fp8_gemm_config(4096, 4096, k, 132, num_groups=1, expected_m=expected_m, **kwargs)
+        assert (tall(4096)["block_m"], tall(4096)["tail_split"]) == (256, True)
+        assert tall(2048)["block_m"] == 128  # 16 K blocks: no tail split
+        assert tall(4096, expected_m=511)["block_m"] == 128
+        monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")  # 256 x 128 without it measured slower
+        assert tall(4096)["block_m"] == 128
+        monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "176")  # forcing may still take any width the kernel supports
     assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_n"] == 176
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
@@ -684,8 +694,11 @@ def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
 
 def test_masked_counts_half_a_partial_tile_per_group():
     # expected_m 512 in 2 groups of 4096 rows: 2 x (512 / 128 + 1/2) = 9 M blocks of 128 rows, not 2 x 4 nor 2 x 32
-    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, grouping="masked", num_groups=2, expected_m=512)
+    c = _C.select_fp8_gemm_config(4096, 4096, 2048, 132, grouping="masked", num_groups=2, expected_m=512)
     assert c["block_m"] == 128 and c["tiles"] == 9 * -(-4096 // c["block_n"]), c
+    # over K = 7168 (256 x 128 tiles, step 6): 2 x (512 / 256 + 1/2) = 5
+    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, grouping="masked", num_groups=2, expected_m=512)
+    assert c["block_m"] == 256 and c["tiles"] == 5 * 32, c
     # expected_m = M: every group fills all its tiles, nothing is added
     c = _C.select_fp8_gemm_config(256, 4096, 7168, 132, grouping="masked", num_groups=2, expected_m=256)
     assert c["tiles"] == 2 * (256 // c["block_m"]) * -(-4096 // c["block_n"]), c
@@ -767,7 +780,7 @@ def test_tune_tail_split(monkeypatch):
     the configuration allows it (pairs of CTAs: an even grid, up to two per tile), 0 turns it off."""
     masked = lambda k: _grouped("masked", 4096, 4096, k, 1, expected_m=1228)  # noqa: E731
     c = masked(7168)
-    assert (c["block_m"], c["block_n"], c["tail_split"], c["cluster"], c["grid"]) == (128, 128, True, 1, 132), c
+    assert (c["block_m"], c["block_n"], c["tail_split"], c["cluster"], c["grid"]) == (256, 128, True, 1, 132), c
     assert not masked(2048)["tail_split"]  # 16 K blocks: the whole tiles' cost is not amortized
     assert not _C.select_fp8_gemm_config(4096, 4096, 7168, 132)["tail_split"]  # dense: only forced
     monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")

@@ -141,6 +141,11 @@ constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape 
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Step 10's default: where the tail split pays (masked GEMMs over long K), unless DG_TUNE_TAIL_SPLIT says otherwise.
+bool tail_split_pays(int mode, std::int64_t k) {
+  return mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;
+}
+
 // `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct line (a
 // DG_TUNE_* change gives a new one).
 void print_once(const std::string& problem, const Fp8GemmConfig& c) {
@@ -194,8 +199,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   }
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
-  const bool tail_pays = mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;
-  c.tail_split = (tail == 1 || (tail < 0 && tail_pays)) && num_sms >= 2 &&
+  c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
@@ -330,8 +334,8 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
                                 "supports (64, 128 or 256)");
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
-  const bool masked_tall = p.mode == kFp8GemmMasked && rows >= kMaskedTallMinRows && p.n >= 128 &&
-                           ceil_div(p.k, kFp8BlockK) >= kTailSplitMinKBlocks && env::tune_tail_split() != 0;
+  const bool masked_tall = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && rows >= kMaskedTallMinRows &&
+                           p.n >= 128;
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && env::tune_block_n() == 0) {

@@ -682,6 +682,8 @@ def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
         assert (tall(4096)["block_m"], tall(4096)["tail_split"]) == (256, True)
         assert tall(2048)["block_m"] == 128  # 16 K blocks: no tail split
         assert tall(4096, expected_m=511)["block_m"] == 128
+        narrow = _C.select_fp8_gemm_config(4096, 64, 4096, 132, num_groups=1, expected_m=1024, **kwargs)
+        assert narrow["block_m"] <= 128, narrow  # N < 128: a 128-wide tile would be half empty
         monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")  # 256 x 128 without it measured slower
         assert tall(4096)["block_m"] == 128
         monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")

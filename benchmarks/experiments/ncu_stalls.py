@@ -21,7 +21,7 @@ def main():
     totals = collections.Counter({c: sum(count(r, c) for r in data) for c in reasons})
     samples = sum(totals.values())
     print(f"{rows[0][1]}: {samples} warp samples")
-    for c, v in totals.most_common(10):
+    for c, v in (cv for cv in totals.most_common() if cv[1]):
         print(f"  {c:26s} {v:8d} {100 * v / samples:5.1f}%")
     print("instructions with the most samples (index in the listing, samples, share, main reason):")
     ranked = sorted(enumerate(data), key=lambda nr: -count(nr[1], "Warp Stall Sampling (All Samples)"))

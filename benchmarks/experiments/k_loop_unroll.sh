@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The one-accumulator K loop (k_loop: 256-row two-wave tiles, unpipelined 128-row tiles) unrolled by 2 and by 3
+# (k_loop_unroll{2,3}.patch: `#pragma unroll N` on its K-block loop; 168 registers, no spills; SASS of dense
+# 256 x 128 at K = 2048 2473 -> 3273 / 4153 lines). Why: NOTES 51 found the loop's schedule, not its code size,
+# worth 2-5% (dead paths and one fewer loop copy both ran slower); unrolled, ptxas may overlap one K block's loop
+# tail (release, counters, next barrier wait) with the next one's issue, the ~125-cycle gap NOTES 16 measured after
+# the second wave. Same run, sides alternating: base (the headers as sent), u2, u3; dense M = 4096 rows two rounds,
+# then the contiguous and masked rows once per side, then the dense GPU tests with the better-looking side (u2).
+# One device call, from the repo root: bash benchmarks/experiments/k_loop_unroll.sh
+set -uo pipefail
+. benchmarks/experiments/ab_headers.sh
+ab_setup
+rm -rf /tmp/ab_old_cuda /tmp/ab_u2_cuda /tmp/ab_u3_cuda && cp -r cuda /tmp/ab_old_cuda
+for u in 2 3; do
+  git apply "benchmarks/experiments/k_loop_unroll$u.patch" || exit 1
+  cp -r cuda "/tmp/ab_u${u}_cuda"; diff -r /tmp/ab_old_cuda cuda >"$OUT/u$u.diff"; ab_use old
+done
+for round in 1 2; do for v in old u2 u3; do
+  ab_use $v
+  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 100 python benchmarks/experiments/dense_rows.py 4096,7168,2048 \
+    4096,4096,7168 4096,7168,16384 4096,24576,1536 4096,2112,7168 2048,2112,7168 2>&1 |
+    grep -E " us |rror" | sed "s/^/$v r$round /"
+done; done | tee "$OUT/unroll_dense.txt"
+for v in old u2 u3; do
+  ab_use $v
+  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 150 python benchmarks/experiments/grouped_rows.py contiguous masked \
+    2>&1 | grep -E " us |rror" | sed "s/^/$v /"
+done | tee "$OUT/unroll_grouped.txt"
+ab_use u2
+ab_tests dense_u2 tests/test_gpu_dense.py
+ab_use old
+echo "elapsed $((SECONDS - start)) s"

@@ -6,7 +6,8 @@
 # tail (release, counters, next barrier wait) with the next one's issue, the ~125-cycle gap NOTES 16 measured after
 # the second wave. Same run, sides alternating: base (the headers as sent), u2, u3; dense M = 4096 rows two rounds,
 # then the contiguous and masked rows once per side, then the dense GPU tests with the better-looking side (u2).
-# One device call, from the repo root: bash benchmarks/experiments/k_loop_unroll.sh
+# One device call, from the repo root: bash benchmarks/experiments/k_loop_unroll.sh (the patches apply to the
+# kernel before 85f5b0a, which took u2 for 128x128 B scales).
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

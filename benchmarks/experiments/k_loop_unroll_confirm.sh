@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Second look at k_loop_unroll.sh's grouped rows (one run per side there: unrolled -0.5% to -1.8% on contiguous,
 # dense within +-0.5% but 24576 x 1536 -1.2% with u3): contiguous / ragged rows, sides alternating, two rounds,
-# then the two dense rows that moved most. One device call, from the repo root.
+# then the two dense rows that moved most. One device call, from the repo root; the patches apply to the kernel
+# before 85f5b0a.
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # k_loop unrolled by 2 (k_loop_unroll2.patch) on the families k_loop_unroll.sh did not cover: k-grouped (per-row B
 # scales: the loop's longest body) two rounds, and masked over six masked_m draws per shape (masked_draws.py), sides
-# alternating. One device call, from the repo root.
+# alternating. One device call, from the repo root; the patch applies to the kernel before 85f5b0a.
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

@@ -4,10 +4,15 @@
 #   ab_prepare [OLD_DIR]      new = the working tree's cuda/, old = OLD_DIR (a copy sent along: the device copy's
 #                             git history may lag, and did in session 17) or HEAD's; the difference goes to
 #                             $OUT/ab_change.diff
-#   ab_use new|old            put that side's headers in cuda/ (ab_use new when done)
-#   ab_dense ROUNDS SHAPES    dense_rows.py on M,N,K shapes, new / old alternating, lines prefixed "side rR"
-#   ab_grouped KINDS          grouped_rows.py once per side
+#   ab_sent                   side old = the headers as sent (the device copy's git history may lag)
+#   ab_side NAME PATCH        side NAME = the headers as sent with PATCH applied (after ab_sent; diff in
+#                             $OUT/ab_NAME.diff; leaves side old in cuda/)
+#   ab_use SIDE               put that side's headers in cuda/ (ab_use new when done)
+#   ab_dense ROUNDS SHAPES    dense_rows.py on M,N,K shapes, the sides alternating, lines prefixed "side rR"
+#   ab_grouped KINDS          grouped_rows.py once per side per round, lines prefixed "side " ("side rR " with
+#                             AB_ROUNDS)
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
+# The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
   export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
@@ -21,23 +26,30 @@ ab_prepare() {
   rm -rf cuda && cp -r /tmp/ab_new_cuda cuda
   diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"$OUT/ab_change.diff"
 }
+ab_sent() { rm -rf /tmp/ab_old_cuda && cp -r cuda /tmp/ab_old_cuda; }
+ab_side() {  # name, patch
+  rm -rf "/tmp/ab_$1_cuda"; ab_use old
+  git apply "$2" || return 1
+  cp -r cuda "/tmp/ab_$1_cuda"; diff -r /tmp/ab_old_cuda "/tmp/ab_$1_cuda" >"$OUT/ab_$1.diff"; ab_use old
+}
 ab_use() { rm -rf cuda && cp -r "/tmp/ab_$1_cuda" cuda; }
 ab_dense() {  # rounds, then the shapes as separate words
-  local rounds=$1; shift
-  for round in $(seq "$rounds"); do for v in new old; do
-    ab_use $v
+  local rounds=$1 sides=${AB_SIDES:-new old}; shift
+  for round in $(seq "$rounds"); do for v in $sides; do
+    ab_use "$v"
     DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 100 python benchmarks/experiments/dense_rows.py "$@" 2>&1 |
       grep -E " us |rror" | sed "s/^/$v r$round /"
   done; done
-  ab_use new
+  ab_use "${sides%% *}"
 }
 ab_grouped() {  # the kinds grouped_rows.py takes
-  for v in new old; do
-    ab_use $v
-    DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 120 python benchmarks/experiments/grouped_rows.py "$@" 2>&1 |
-      grep -E " us |rror" | sed "s/^/$v /"
-  done
-  ab_use new
+  local sides=${AB_SIDES:-new old}
+  for round in $(seq "${AB_ROUNDS:-1}"); do for v in $sides; do
+    ab_use "$v"
+    DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 150 python benchmarks/experiments/grouped_rows.py "$@" 2>&1 |
+      grep -E " us |rror" | sed "s/^/$v${AB_ROUNDS:+ r$round} /"
+  done; done
+  ab_use "${sides%% *}"
 }
 ab_tests() {  # name, pytest arguments
   local name=$1; shift

@@ -9,9 +9,8 @@
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
-rm -rf /tmp/base_cuda && cp -r cuda /tmp/base_cuda
-git apply benchmarks/experiments/all_only.patch || exit 1
-ab_prepare /tmp/base_cuda
+ab_sent
+ab_side new benchmarks/experiments/all_only.patch || exit 1
 ab_dense 2 4096,7168,2048 4096,32768,512 4096,24576,1536 4096,7168,16384 4096,4096,7168 2>&1 | tee "$OUT/all_only_dense.txt"
 ncu_one() {  # label: Nsight Compute on the headers now in cuda/, stall summary to $OUT/ncu_LABEL.txt
   rm -rf /tmp/ncu-cache

@@ -11,22 +11,12 @@
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
-rm -rf /tmp/ab_old_cuda /tmp/ab_u2_cuda /tmp/ab_u3_cuda && cp -r cuda /tmp/ab_old_cuda
-for u in 2 3; do
-  git apply "benchmarks/experiments/k_loop_unroll$u.patch" || exit 1
-  cp -r cuda "/tmp/ab_u${u}_cuda"; diff -r /tmp/ab_old_cuda cuda >"$OUT/u$u.diff"; ab_use old
-done
-for round in 1 2; do for v in old u2 u3; do
-  ab_use $v
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 100 python benchmarks/experiments/dense_rows.py 4096,7168,2048 \
-    4096,4096,7168 4096,7168,16384 4096,24576,1536 4096,2112,7168 2048,2112,7168 2>&1 |
-    grep -E " us |rror" | sed "s/^/$v r$round /"
-done; done | tee "$OUT/unroll_dense.txt"
-for v in old u2 u3; do
-  ab_use $v
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 150 python benchmarks/experiments/grouped_rows.py contiguous masked \
-    2>&1 | grep -E " us |rror" | sed "s/^/$v /"
-done | tee "$OUT/unroll_grouped.txt"
+ab_sent
+for u in 2 3; do ab_side "u$u" "benchmarks/experiments/k_loop_unroll$u.patch" || exit 1; done
+export AB_SIDES="old u2 u3"
+ab_dense 2 4096,7168,2048 4096,4096,7168 4096,7168,16384 4096,24576,1536 4096,2112,7168 2048,2112,7168 2>&1 |
+  tee "$OUT/unroll_dense.txt"
+ab_grouped contiguous masked 2>&1 | tee "$OUT/unroll_grouped.txt"
 ab_use u2
 ab_tests dense_u2 tests/test_gpu_dense.py
 ab_use old

@@ -33,24 +33,17 @@ ab_side() {  # name, patch
   cp -r cuda "/tmp/ab_$1_cuda"; diff -r /tmp/ab_old_cuda "/tmp/ab_$1_cuda" >"$OUT/ab_$1.diff"; ab_use old
 }
 ab_use() { rm -rf cuda && cp -r "/tmp/ab_$1_cuda" cuda; }
-ab_dense() {  # rounds, then the shapes as separate words
-  local rounds=$1 sides=${AB_SIDES:-new old}; shift
+ab_rows() {  # rounds, "1" to tag lines with the round (or ""), time limit, script, its arguments
+  local rounds=$1 tag=$2 limit=$3 script=$4 sides=${AB_SIDES:-new old}; shift 4
   for round in $(seq "$rounds"); do for v in $sides; do
     ab_use "$v"
-    DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 100 python benchmarks/experiments/dense_rows.py "$@" 2>&1 |
-      grep -E " us |rror" | sed "s/^/$v r$round /"
+    DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 "$limit" python "benchmarks/experiments/$script" "$@" 2>&1 |
+      grep -E " us |rror" | sed "s/^/$v${tag:+ r$round} /"
   done; done
   ab_use "${sides%% *}"
 }
-ab_grouped() {  # the kinds grouped_rows.py takes
-  local sides=${AB_SIDES:-new old}
-  for round in $(seq "${AB_ROUNDS:-1}"); do for v in $sides; do
-    ab_use "$v"
-    DG_JIT_CACHE_DIR=/tmp/ab_cache_$v timeout -k 5 150 python benchmarks/experiments/grouped_rows.py "$@" 2>&1 |
-      grep -E " us |rror" | sed "s/^/$v${AB_ROUNDS:+ r$round} /"
-  done; done
-  ab_use "${sides%% *}"
-}
+ab_dense() { local rounds=$1; shift; ab_rows "$rounds" 1 100 dense_rows.py "$@"; }  # rounds, then the shapes
+ab_grouped() { ab_rows "${AB_ROUNDS:-1}" "${AB_ROUNDS:+1}" 150 grouped_rows.py "$@"; }  # the kinds grouped_rows.py takes
 ab_tests() {  # name, pytest arguments
   local name=$1; shift
   timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1

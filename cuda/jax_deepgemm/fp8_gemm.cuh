@@ -1499,11 +1499,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
           // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
           // of which are and without the row-selecting promotion.
-          // Unrolled by 2 with 128x128 B scales, so that ptxas may schedule one K block's loop tail with the next
-          // one's head: contiguous and ragged -0.2% to -1.9%, masked 256 x 128 tiles -0.1% to -3%, dense within
-          // +-0.4%. With per-row B scales (k-grouped) the unrolled loop spills and ran 12-14% slower: those kernels
-          // keep the rolled loop (benchmarks/NOTES.md, 51).
-          constexpr int kKLoopUnroll = kBScalePerRow ? 1 : 2;
+          // Two waves with 128x128 B scales: unrolled by 2, so that ptxas may schedule one K block's loop tail with
+          // the next one's head: contiguous and ragged -0.2% to -1.9%, masked 256 x 128 tiles -0.1% to -3%, dense
+          // within +-0.4%. Per-row B scales (k-grouped) keep the rolled loop (unrolled, it spills and ran 12-14%
+          // slower), and so do 128-row tiles (nothing measured to gain; unrolled, some wide ones spill) (NOTES 51).
+          constexpr int kKLoopUnroll = kWaves == 2 && !kBScalePerRow ? 2 : 1;
           auto k_loop = [&](auto all_active) {
             constexpr bool kAll = decltype(all_active)::value;
 #pragma unroll(kKLoopUnroll)

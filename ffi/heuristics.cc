@@ -334,8 +334,9 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
                                 "supports (64, 128 or 256)");
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
-  const bool masked_tall = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && rows >= kMaskedTallMinRows &&
-                           p.n >= 128;
+  // (Only where the tail split will be on: not with it turned off, nor in forced clusters, which exclude it.)
+  const bool masked_tall = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && env::tune_cluster() != 2 &&
+                           rows >= kMaskedTallMinRows && p.n >= 128;
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && env::tune_block_n() == 0) {

@@ -673,7 +673,10 @@ def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
         c = _C.select_fp8_gemm_config(m, n, g * 4096, 132, num_groups=g, **kwargs, **extra)
         assert c["block_n"] <= 128, (g, m, n, c)
         if grouping == "masked":  # K = g x 4096 >= 4096 here: expected_m decides
-            assert (c["block_m"], c["block_n"]) == (256, 128) if m >= 512 else c["block_m"] <= 128, (g, m, n, c)
+            if m >= 512:
+                assert (c["block_m"], c["block_n"]) == (256, 128), (g, m, n, c)
+            else:
+                assert c["block_m"] <= 128, (g, m, n, c)
         elif m >= 4096:  # many M blocks: the taller tile's fewer waves win (measured on every benchmark shape)
             assert c["block_m"] == 256, (g, m, n, c)
     if grouping == "masked":
@@ -687,6 +690,9 @@ def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
         monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")  # 256 x 128 without it measured slower
         assert tall(4096)["block_m"] == 128
         monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
+        monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # forced clusters exclude the tail split: no 256 x 128 either
+        assert tall(4096)["block_m"] == 128
+        monkeypatch.delenv("DG_TUNE_CLUSTER")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "176")  # forcing may still take any width the kernel supports
     assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_n"] == 176
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")

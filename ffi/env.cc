@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 namespace jdg::env {
 namespace {
@@ -74,6 +75,13 @@ std::optional<bool> tune_switch(const char* name) {
   return *value != "0";
 }
 }  // namespace
+
+int register_usage_level() {
+  const int level = tune_number("DG_JIT_REGISTER_USAGE_LEVEL", -1);
+  if (level > 10)
+    throw std::invalid_argument("DG_JIT_REGISTER_USAGE_LEVEL must be 0 to 10, got " + std::to_string(level));
+  return level;
+}
 
 int tune_block_m() { return tune_number("DG_TUNE_BLOCK_M", 0); }
 int tune_block_n() { return tune_number("DG_TUNE_BLOCK_N", 0); }

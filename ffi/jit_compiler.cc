@@ -27,6 +27,16 @@ std::string join(const std::vector<std::string>& parts, const char* sep = " ") {
   return out;
 }
 
+// The ptxas options both compilers pass: -v for DG_JIT_PTXAS_VERBOSE, --register-usage-level for
+// DG_JIT_REGISTER_USAGE_LEVEL (comma-separated, the form NVRTC's --ptxas-options and nvcc's -Xptxas both take).
+std::string ptxas_options(bool ptxas_verbose) {
+  std::vector<std::string> ptxas;
+  if (ptxas_verbose) ptxas.push_back("-v");
+  if (const int level = env::register_usage_level(); level >= 0)
+    ptxas.push_back("--register-usage-level=" + std::to_string(level));
+  return join(ptxas, ",");
+}
+
 std::string with_log(std::string message, const std::string& log) {
   if (!log.empty()) message += ":\n" + log;
   return message;
@@ -144,7 +154,8 @@ class NvrtcCompiler final : public Compiler {
 
   std::vector<std::string> options(const std::string& arch, bool ptxas_verbose) const override {
     std::vector<std::string> out = {"--gpu-architecture=" + arch, "-std=c++17", "-default-device"};
-    if (ptxas_verbose) out.push_back("--ptxas-options=-v");
+    if (const std::string ptxas = ptxas_options(ptxas_verbose); !ptxas.empty())
+      out.push_back("--ptxas-options=" + ptxas);
     return out;
   }
 
@@ -333,7 +344,7 @@ class NvccCompiler final : public Compiler {
 
   std::vector<std::string> options(const std::string& arch, bool ptxas_verbose) const override {
     std::vector<std::string> out = {"-cubin", "-arch=" + arch, "-std=c++17", "-O3"};
-    if (ptxas_verbose) out.push_back("-Xptxas=-v");
+    if (const std::string ptxas = ptxas_options(ptxas_verbose); !ptxas.empty()) out.push_back("-Xptxas=" + ptxas);
     return out;
   }
 

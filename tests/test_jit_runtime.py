@@ -430,6 +430,23 @@ def test_nvcc_compile(stub_dir, monkeypatch):
     assert _C.compile_fp8_gemm(**PROBLEM)["cache"] == "memory"
 
 
+@pytest.mark.parametrize("use_nvrtc", [pytest.param("1", marks=needs_nvrtc), pytest.param("0", marks=needs_nvcc)])
+def test_register_usage_level_reaches_ptxas_and_the_key(stub_dir, monkeypatch, capfd, use_nvrtc):
+    _C.configure(str(stub_dir), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", use_nvrtc)
+    monkeypatch.setenv("DG_JIT_PRINT_COMPILER_COMMAND", "1")
+    plain = _C.compile_fp8_gemm(**PROBLEM)
+    monkeypatch.setenv("DG_JIT_REGISTER_USAGE_LEVEL", "10")
+    leveled = _C.compile_fp8_gemm(**PROBLEM)
+    assert leveled["cache"] == "compiled" and leveled["digest"] != plain["digest"]
+    commands = capfd.readouterr().err
+    assert commands.count("register-usage-level=10") == 1, commands
+    for bad in ("11", "-1", "ten"):
+        monkeypatch.setenv("DG_JIT_REGISTER_USAGE_LEVEL", bad)
+        with pytest.raises(ValueError, match="DG_JIT_REGISTER_USAGE_LEVEL"):
+            _C.compile_fp8_gemm(**PROBLEM)
+
+
 @needs_nvcc
 def test_auto_choice_falls_back_to_nvcc(stub_dir, tmp_path):
     """With DG_JIT_USE_NVRTC unset, a process whose libnvrtc cannot be loaded compiles with NVCC."""

@@ -77,10 +77,13 @@ std::optional<bool> tune_switch(const char* name) {
 }  // namespace
 
 int register_usage_level() {
-  const int level = tune_number("DG_JIT_REGISTER_USAGE_LEVEL", -1);
-  if (level > 10)
-    throw std::invalid_argument("DG_JIT_REGISTER_USAGE_LEVEL must be 0 to 10, got " + std::to_string(level));
-  return level;
+  std::optional<std::string> value = get("DG_JIT_REGISTER_USAGE_LEVEL");
+  if (!value) return -1;
+  const bool digits = std::all_of(value->begin(), value->end(), [](unsigned char c) { return std::isdigit(c); });
+  if (value->size() > 2 || !digits || std::stoi(*value) > 10)
+    throw std::invalid_argument("DG_JIT_REGISTER_USAGE_LEVEL must be an integer from 0 to 10 (ptxas's "
+                                "--register-usage-level), got '" + *value + "'");
+  return std::stoi(*value);
 }
 
 int tune_block_m() { return tune_number("DG_TUNE_BLOCK_M", 0); }

@@ -59,14 +59,11 @@ def _trace_kernels(run) -> list[tuple[str, int, int]]:
     return sorted(kernels, key=lambda e: e[1])
 
 
-def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
-    """Median device time per call of the jitted `fn`, each call after an L2 flush.
-
-    The trace is split at the flush kernels (whose names a flush-only trace tells): the kernels between two
-    flushes are one call's."""
+def trace_flushed_calls(jitted, args, iters: int) -> tuple[set[str], list[tuple[str, int, int]]]:
+    """`iters` calls of `jitted`, each after an L2 flush, under the profiler (after a warm-up): the flush kernels'
+    names (which a flush-only trace tells) and every kernel event in start order."""
     flush = jax.jit(lambda b: b + 1.0, donate_argnums=0)
     buf = [jnp.zeros((flush_bytes // 4096, 1024), jnp.float32)]
-    jitted = jax.jit(fn)
     for _ in range(3):  # compile and warm up
         buf[0] = flush(buf[0])
         jax.block_until_ready((jitted(*args), buf[0]))
@@ -82,8 +79,17 @@ def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
             flush_once()
             jax.block_until_ready(jitted(*args))
 
+    return flush_names, _trace_kernels(calls)
+
+
+def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
+    """Median device time per call of the jitted `fn`, each call after an L2 flush.
+
+    The trace is split at the flush kernels: the kernels between two flushes are one call's."""
+    jitted = jax.jit(fn)
+    flush_names, events = trace_flushed_calls(jitted, args, iters)
     per_call, current = [], None
-    for name, start, end in _trace_kernels(calls):
+    for name, start, end in events:
         if name in flush_names:
             if current:
                 per_call.append(current)

@@ -46,26 +46,9 @@ def bf16_out_unscaled(x8, sx, w8, sw):  # the FP8 GEMM alone, bf16 out
 
 def kernels_per_call(fn, args, iters=20):
     """Median us per call of each kernel `fn` launches (the flush kernels left out)."""
-    flush = jax.jit(lambda b: b + 1.0, donate_argnums=0)
-    buf = [jnp.zeros((bench.flush_bytes // 4096, 1024), jnp.float32)]
-    jitted = jax.jit(fn)
-    for _ in range(3):
-        buf[0] = flush(buf[0])
-        jax.block_until_ready((jitted(*args), buf[0]))
-
-    def flush_once():
-        buf[0] = flush(buf[0])
-        jax.block_until_ready(buf[0])
-
-    flush_names = {name for name, _, _ in bench._trace_kernels(flush_once)}
-
-    def calls():
-        for _ in range(iters):
-            flush_once()
-            jax.block_until_ready(jitted(*args))
-
+    flush_names, events = bench.trace_flushed_calls(jax.jit(fn), args, iters)
     times = defaultdict(list)
-    for name, start, end in bench._trace_kernels(calls):
+    for name, start, end in events:
         if name not in flush_names:
             times[name].append((end - start) / 1e3)
     return {name: float(np.median(t)) for name, t in times.items()}

@@ -301,18 +301,20 @@ def test_tma_store_inside_scan(tma_store, capfd):
 # wave per warpgroup, BLOCK_N > 128, 128x128 B
 # scales; its own K loop (one lo and one hi group per K block, the last K block peeled), so 1, 2 and odd K-block
 # counts, tiles straddling 128-column scale blocks (160 and 192 on N not a multiple of them) and every M-grouped mode.
+# The same cases with DG_TUNE_SPLIT_HALVES=0: the whole-width loop, compiled once per scale-block offset there too.
 
-@pytest.fixture(params=[(128, 192, 1), (128, 160, 0), (64, 192, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+@pytest.fixture(params=[(128, 192, 1, 1), (128, 160, 0, 1), (64, 192, 1, 1), (128, 192, 1, 0), (128, 160, 0, 0),
+                        (64, 192, 0, 0)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}-halves{c[3]}")
 def split_halves(request, monkeypatch):
-    block_m, block_n, tma = request.param
+    block_m, block_n, tma, halves = request.param
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
-                 DG_TUNE_SPLIT_HALVES=1):
+                 DG_TUNE_SPLIT_HALVES=halves):
         yield request.param
 
 
 def _check_split(capfd, kind, params):
     line, fields = _last_config(capfd, kind)
-    assert (fields["block_m"], fields["block_n"], fields["split_halves"]) == (*params[:2], 1), line
+    assert (fields["block_m"], fields["block_n"], fields["split_halves"]) == params[:2] + params[3:], line
 
 
 @pytest.mark.parametrize("m,n,k", [(1000, 2112, 2048), (300, 400, 128), (257, 384, 256), (130, 4096, 640)])

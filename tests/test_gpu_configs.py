@@ -301,7 +301,7 @@ def test_tma_store_inside_scan(tma_store, capfd):
 # wave per warpgroup, BLOCK_N > 128, 128x128 B
 # scales; its own K loop (one lo and one hi group per K block, the last K block peeled), so 1, 2 and odd K-block
 # counts, tiles straddling 128-column scale blocks (160 and 192 on N not a multiple of them) and every M-grouped mode.
-# The same cases with DG_TUNE_SPLIT_HALVES=0: the whole-width loop, compiled once per scale-block offset there too.
+# The same cases with DG_TUNE_SPLIT_HALVES=0: the whole-width loop (each chunk's scale block chosen at run time).
 
 @pytest.fixture(params=[(128, 192, 1, 1), (128, 160, 0, 1), (64, 192, 1, 1), (128, 192, 1, 0), (128, 160, 0, 0),
                         (64, 192, 0, 0)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}-halves{c[3]}")

@@ -1504,8 +1504,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // within +-0.4%. Per-row B scales (k-grouped) keep the rolled loop (unrolled, it spills and ran 12-14%
           // slower), and so do 128-row tiles (nothing measured to gain; unrolled, some wide ones spill) (NOTES 51).
           constexpr int kKLoopUnroll = kWaves == 2 && !kBScalePerRow ? 2 : 1;
-          // `n_off`: n0 % 128, an IntConstant where the loop is compiled per offset (see the dispatch below).
-          auto k_loop = [&](auto all_active, auto n_off) {
+          auto k_loop = [&](auto all_active) {
             constexpr bool kAll = decltype(all_active)::value;
 #pragma unroll(kKLoopUnroll)
             for (int kb = tile.kb0; kb < kb_end; ++kb) {
@@ -1570,7 +1569,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                                               keep1[v], kept);
                     }
                   } else {
-                    promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n_off, kAll || all_rows[v], keep0[v],
+                    promote_blocks_of_pass(out[v], acc, sb, sa0, sa1, n0 % 128, kAll || all_rows[v], keep0[v],
                                            keep1[v]);
                   }
                   trace(kb - tile.kb0, v, 2);
@@ -1590,18 +1589,12 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           };
           if constexpr (kWaves == 2) {
             if (active[0] && active[1] && whole) {
-              k_loop(BoolConstant<true>{}, n0 % 128);
+              k_loop(BoolConstant<true>{});
             } else {
-              k_loop(BoolConstant<false>{}, n0 % 128);
+              k_loop(BoolConstant<false>{});
             }
-          } else if constexpr (!kSplitHalves && !kBScalePerRow && kMaxBScaleBlocks > 1 &&
-                               kScaleOffsets <= kMaxCompiledScaleOffsets) {
-            // Tiles straddling scale blocks without half-width groups: as split_pass, one copy of the loop per
-            // offset, so that every chunk's block scale is chosen at compile time.
-            with_constant_offset<kScaleOffsetStep, kScaleOffsets>(
-                n0 % 128, [&](auto n_off) { k_loop(BoolConstant<false>{}, n_off); });
           } else {
-            k_loop(BoolConstant<false>{}, n0 % 128);
+            k_loop(BoolConstant<false>{});
           }
         });
       }

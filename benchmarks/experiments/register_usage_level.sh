@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ptxas's --register-usage-level (DG_JIT_REGISTER_USAGE_LEVEL; DeepGEMM compiles with 10): how freely ptxas may
-# use registers to schedule. Compiled locally (NVRTC 13.0): dense 256 x 128's SASS does not change at 10 (those rows
-# are the control), while 128 x 192 in a cluster, masked 128 x 128, contiguous 256 x 128 in a cluster, k-grouped
-# 256 x 128 and 64 x 32 do (15-58% of their instructions differ). NOTES 51 found the hot loop's schedule worth 2-7%.
+# use registers to schedule. Compiled locally (NVRTC 13.0): dense 256 x 128's SASS at N = 7168, K = 2048 does not
+# change at 10 (that row is the control; at other N and K it does, NOTES 53), while 128 x 192 in a cluster, masked
+# 128 x 128, contiguous 256 x 128 in a cluster, k-grouped 256 x 128 and 64 x 32 do (15-58% of their instructions
+# differ). NOTES 51 found the hot loop's schedule worth 2-7%.
 # Same run, the sides alternating (unset = ptxas's default, then 10), kernel time only; two rounds of the dense rows,
 # one of the grouped rows (a second call repeats them if anything moved).
 # One device call, from the repo root: bash benchmarks/experiments/register_usage_level.sh [grouped-only]

@@ -1,7 +1,8 @@
 """Is this machine's H100 as fast as the one GPU.md's reference numbers came from? GPU.md times XLA's per-tensor FP8
 dot (cuBLASLt) on 4096 x 7168 x 16384 at 587 us; the bench's baseline, which scales the f32 product afterwards,
-reads ~660. This times three ways to write that dot, lists each one's kernels (name, median us per call), and our
-kernel on the same inputs, so that the cuBLAS GEMM kernel alone can be compared with GPU.md's 587.
+read ~660 (NOTES 54; it now takes the bf16 form below). This times five ways to write that dot, lists each one's
+kernels (name, median us per call), and our kernel on the same inputs, so that the cuBLAS GEMM kernel alone can be
+compared with GPU.md's 587.
 
     python benchmarks/experiments/xla_fp8_forms.py 4096,7168,16384 4096,4096,7168
 """
@@ -18,7 +19,7 @@ from jax_deepgemm import bench, fp8_gemm_nt, per_block_cast_to_fp8, per_token_ca
 DIMS = (((1,), (1,)), ((), ()))
 
 
-def f32_then_scale(x8, sx, w8, sw):  # the bench's baseline
+def f32_then_scale(x8, sx, w8, sw):  # the bench's baseline before 2f2cf73
     d = jax.lax.dot_general(x8, w8, DIMS, preferred_element_type=jnp.float32)
     return (d * (sx * sw)).astype(jnp.bfloat16)
 

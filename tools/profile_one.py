@@ -3,6 +3,7 @@
     ncu -k regex:jdg_ -c 1 --section SpeedOfLight python tools/profile_one.py dense 4096,7168,16384
     python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group; with an f32 C, as benchmarked
     python tools/profile_one.py contiguous 4,8192,4096,7168     # G, M per group, N, K
+    python tools/profile_one.py masked 1,4096,7168,2048,952,1024  # G, max M, N, K, masked_m (every group), expected_m
 
 Environment: JDG_PROFILE_RUNS (launches, default 3), JDG_PROFILE_SMS (fewer persistent CTAs: set_num_sms),
 JDG_PROFILE_DATA=const (every input element 1 instead of random normal values), JDG_PROFILE_NO_C=1 (k_grouped
@@ -42,7 +43,13 @@ def operands(op, shape):
         ids = jnp.repeat(jnp.arange(g, dtype=jnp.int32), m)
         b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
         return dg.m_grouped_fp8_gemm_nt_contiguous, (dg.per_token_cast_to_fp8(normal((g * m, k))), b, ids)
-    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped, contiguous")
+    if op == "masked":
+        g, m, n, k, rows, expected_m = shape
+        fn = lambda a, b, masked_m: dg.m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m)  # noqa: E731
+        a = jax.vmap(dg.per_token_cast_to_fp8)(normal((g, m, k)))
+        b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
+        return fn, (a, b, jnp.full((g,), rows, jnp.int32))
+    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped, contiguous, masked")
 
 
 def main():

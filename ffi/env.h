@@ -74,5 +74,6 @@ bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster
 int tune_multicast_b();               // DG_TUNE_MULTICAST_B: -1 when unset, else like tune_cluster
+int tune_stages();                    // DG_TUNE_STAGES: 0 when unset, else the most stages a kernel may have
 
 }  // namespace jdg::env

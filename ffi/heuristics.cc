@@ -113,6 +113,7 @@
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
 // more than 8; on an H200 16 rather than 8 changed them by -2% to +3% (benchmarks/NOTES.md, 8): harmless, kept.
+// DG_TUNE_STAGES caps them (>= 2), for measuring how a kernel's speed depends on its stages (NOTES 56).
 #include "heuristics.h"
 
 #include <jax_deepgemm/fp8_gemm_abi.h>
@@ -218,6 +219,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
   if (env::tune_multicast_b() >= 0) forced += " tune_multicast_b=" + std::to_string(env::tune_multicast_b());
+  if (env::tune_stages() > 0) forced += " tune_stages=" + std::to_string(env::tune_stages());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
          " num_sms=" + std::to_string(num_sms) + (per_row ? " (per-row B scales)" : "") + forced;
 }
@@ -265,7 +267,11 @@ struct Problem {
 // most stages that fit (see Stages at the top); everything but cluster and grid. False when not even the minimum fits.
 bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_blocks, int split_k, Fp8GemmConfig& c) {
   const std::int64_t k_blocks = ceil_div(ceil_div(p.k, kFp8BlockK), split_k);  // one CTA's K blocks per tile
-  const int stage_cap = static_cast<int>(std::min<std::int64_t>(kMaxStages, k_blocks + 1));
+  const int forced_stages = env::tune_stages();
+  if (forced_stages == 1)
+    throw std::invalid_argument("DG_TUNE_STAGES=1: a kernel needs at least 2 stages (0 or unset: as many as fit)");
+  const int most_stages = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
+  const int stage_cap = static_cast<int>(std::min<std::int64_t>(most_stages, k_blocks + 1));
   const bool tma_store =
       env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind);
   int stages = 0;

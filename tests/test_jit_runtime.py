@@ -632,6 +632,22 @@ def test_tune_paired_stages(monkeypatch):
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["paired_stages"]
 
 
+def test_tune_stages(monkeypatch):
+    masked = dict(grouping="masked", num_groups=1, expected_m=1024)
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132, **masked)["stages"] == 5  # as many as fit
+    assert _C.select_fp8_gemm_config(64, 2112, 7168, 132)["stages"] == 16  # capped at 16
+    monkeypatch.setenv("DG_TUNE_STAGES", "3")  # a cap: every kernel at most 3, the tiles chosen as before
+    c = _C.select_fp8_gemm_config(4096, 7168, 2048, 132, **masked)
+    assert (c["block_m"], c["block_n"], c["stages"]) == (128, 128, 3), c
+    assert _C.select_fp8_gemm_config(64, 2112, 7168, 132)["stages"] == 3
+    monkeypatch.setenv("DG_TUNE_STAGES", "40")  # above what fits: as unset
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132, **masked)["stages"] == 5
+    for bad in ("1", "x", "-2"):
+        monkeypatch.setenv("DG_TUNE_STAGES", bad)
+        with pytest.raises(ValueError, match="DG_TUNE_STAGES"):
+            _C.select_fp8_gemm_config(4096, 7168, 2048, 132)
+
+
 def test_tune_split_halves(monkeypatch):
     c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # on by default wherever it applies
     assert (c["block_m"], c["block_n"], c["split_halves"]) == (128, 192, True)

@@ -5,7 +5,8 @@
 # (checked with NVRTC 13.0 here: masked 128 x 128, dense 128 x 192 B-shared clusters, dense 256 x 128), so one build
 # times both sides. 256 x 128 stays at 3 stages: its rows are the control, the per-atom wait's cost alone.
 # Prediction: if the 128 x 128 loop's waits (consumers 18-23% for data, producer 38% for stages) are the copies'
-# latency, the masked K = 2048 rows -5% to -10% and 4096 x 2112 x 7168 a few %; the 256 x 128 rows +0-1%.
+# latency, the masked K = 2048 rows -5% to -10% and 4096 x 2112 x 7168 a few %; if the chip-wide feed rate is (NOTES
+# 16), every row +0-2%, which the 256 x 128 rows (no extra stage) show in any case.
 # One device call (~8 min):
 #   bash benchmarks/experiments/atom_staging.sh      (logs under $OUT; the patch is applied, then taken back)
 set -uo pipefail

@@ -2,7 +2,7 @@
 # Does a kernel's speed depend on its pipeline stages (benchmarks/NOTES.md 56)? The masked K = 2048 rows' 128 x 128
 # loop waits on both ends (consumers for data 18-23%, the producer for free stages 38%), which fits too few stages
 # for the copies' latency. DG_TUNE_STAGES caps the stages: if the masked rows slow down steeply from 5 to 4 to 3
-# stages, a sixth (which needs a smaller TMA-store staging tile: it misses the 227 KB by 112 bytes) is worth building.
+# stages, a sixth (which needs a smaller TMA-store staging tile: it misses the 227 KB by 2 KB) is worth building.
 # The 256 x 128 and 128 x 192 dense rows (3 and 4 stages) against 2 and 3 are the control for loops that the
 # consumers pace. Kernel time, sides alternating, two rounds; then DG_PROFILE_WAITS of masked 1 x 952 at 5 / 4 / 3.
 #   bash benchmarks/experiments/stages.sh      (one device call, ~4 min; logs under $OUT)

@@ -113,7 +113,9 @@
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
 // more than 8; on an H200 16 rather than 8 changed them by -2% to +3% (benchmarks/NOTES.md, 8): harmless, kept.
-// DG_TUNE_STAGES caps them (>= 2), for measuring how a kernel's speed depends on its stages (NOTES 56).
+// DG_TUNE_STAGES caps them (>= 2), for measuring how a kernel's speed depends on its stages (NOTES 56). A cap too
+// low for the tail split's exchange (fp8_gemm_tail_split_supported) turns the split off; step 6's masked 256 x 128
+// tiles, chosen for it, then run without it.
 #include "heuristics.h"
 
 #include <jax_deepgemm/fp8_gemm_abi.h>

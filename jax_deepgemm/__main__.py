@@ -146,6 +146,9 @@ def main(argv=None) -> int:
     bench.add_argument("--output", default=None, help="JSON path (default benchmarks/results/<gpu>.json)")
     bench.add_argument("--flush-mb", type=_flush_mb, default=512,
                        help="MB written between timed calls (L2 flush and cool-down; DeepGEMM's numbers: 8192)")
+    bench.add_argument("--flush-by", choices=("write", "read"), default="write",
+                       help="empty the L2 by rewriting the flush buffer (DeepGEMM's way; leaves dirty lines that the "
+                            "timed kernel writes back) or by reading it (the kernel's HBM traffic is its own)")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from .demo import main as demo_main

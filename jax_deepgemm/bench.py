@@ -1,7 +1,7 @@
 """`python -m jax_deepgemm bench`: kernel time of the FP8 GEMMs and of the same-run JAX baselines on the GPU.
 
 Timing (GPU.md's rules): every timed call is preceded by an L2 flush (a write of `--flush-mb`, far over the 50-60 MB
-L2; see `flush_bytes`);
+L2, or with `--flush-by read` a read of it; see `flush_bytes`, `flush_by`);
 the calls run under `jax.profiler` and the device's own kernel durations are read back from the trace
 (`jax.profiler.ProfileData`): for each call, the kernels that ran between its flush and the next.
 `kernel_us` is our kernel alone (the `jdg_*` CUDA kernel), the baselines count every kernel of their program
@@ -36,6 +36,11 @@ DENSE_SHAPES = [(m, n, k) for m in (64, 128, 4096) for n, k in DENSE_NK] + [
 # numbers in GPU.md were taken after 8 GB flushes, and on an H200 8 GB and 512 MB gave the same kernel times
 # within 0.5% (benchmarks/NOTES.md 14).
 flush_bytes = 512 << 20
+# How the flush empties the L2 (`--flush-by`). "write" (DeepGEMM's way, so its numbers compare): the buffer is
+# rewritten, which leaves the L2 full of dirty lines that the timed kernel then writes back to HBM alongside its own
+# reads. "read": the buffer is only read, so the timed kernel's HBM traffic is its own (on an H100 a pure 140 MB read
+# stream ran at 2.35 TB/s after a write flush and 2.9 after a read one: benchmarks/NOTES.md 58).
+flush_by = "write"
 
 
 def _trace_kernels(run) -> list[tuple[str, int, int]]:
@@ -62,15 +67,22 @@ def _trace_kernels(run) -> list[tuple[str, int, int]]:
 def trace_flushed_calls(jitted, args, iters: int) -> tuple[set[str], list[tuple[str, int, int]]]:
     """`iters` calls of `jitted`, each after an L2 flush, under the profiler (after a warm-up): the flush kernels'
     names (which a flush-only trace tells) and every kernel event in start order."""
-    flush = jax.jit(lambda b: b + 1.0, donate_argnums=0)
     buf = [jnp.zeros((flush_bytes // 4096, 1024), jnp.float32)]
-    for _ in range(3):  # compile and warm up
-        buf[0] = flush(buf[0])
-        jax.block_until_ready((jitted(*args), buf[0]))
+    if flush_by == "read":
+        reduce = jax.jit(jnp.max)
 
-    def flush_once():
-        buf[0] = flush(buf[0])
-        jax.block_until_ready(buf[0])
+        def flush_once():
+            jax.block_until_ready(reduce(buf[0]))
+    else:
+        rewrite = jax.jit(lambda b: b + 1.0, donate_argnums=0)
+
+        def flush_once():
+            buf[0] = rewrite(buf[0])
+            jax.block_until_ready(buf[0])
+
+    for _ in range(3):  # compile and warm up
+        flush_once()
+        jax.block_until_ready(jitted(*args))
 
     flush_names = {name for name, _, _ in _trace_kernels(flush_once)}
 
@@ -181,15 +193,17 @@ def main(args) -> int:
     if not any(runtime.is_sm90(d) for d in runtime.cuda_devices()):
         print("bench needs an sm_90 GPU (H100/H200): the kernels do not run here")
         return 1
-    global flush_bytes
+    global flush_bytes, flush_by
     flush_bytes = args.flush_mb << 20
+    flush_by = args.flush_by
     gpu = _gpu_name()
     kind = "h200" if "H200" in gpu else "h100" if "H100" in gpu else gpu.lower().replace(" ", "_")
     shapes = DENSE_SHAPES if not args.shape else [tuple(int(v) for v in s.split(",")) for s in args.shape]
     if args.only == "grouped":
         shapes = []
     rows = []
-    print(f"{gpu}: fp8_gemm_nt, kernel time ({args.flush_mb} MB written between calls, median of {args.iters})")
+    flushed = "written" if flush_by == "write" else "read"
+    print(f"{gpu}: fp8_gemm_nt, kernel time ({args.flush_mb} MB {flushed} between calls, median of {args.iters})")
     print(f"{'M':>6} {'N':>6} {'K':>6} {'us':>9} {'TFLOPS':>7} {'GB/s':>7} {'jit us':>8} | {'fp8/t':>8} "
           f"{'bf16':>8} {'deq+bf16':>8}")
     for m, n, k in shapes:
@@ -213,7 +227,7 @@ def main(args) -> int:
 
         rows += grouped_rows(args.iters, report, args.grouped or GROUPED_KINDS)
     result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "flush_mb": args.flush_mb,
-              "rows": rows}
+              "flush_by": flush_by, "rows": rows}
     out = args.output or os.path.join("benchmarks", "results", f"{kind}.json")
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out, "w") as f:

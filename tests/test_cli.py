@@ -71,7 +71,8 @@ def test_warmup_without_work_or_extension():
 
 @pytest.mark.parametrize("args", [(), ("bogus",), ("warmup", "--num-sms", "many"), ("warmup", "--hbm-gbs", "fast"),
                                   ("bench", "--flush-mb", "64"),
-                                  ("bench", "--flush-mb", "lots"), ("bench", "--grouped", "masked,dense")])
+                                  ("bench", "--flush-mb", "lots"), ("bench", "--grouped", "masked,dense"),
+                                  ("bench", "--flush-by", "erase")])
 def test_bad_usage_exits_2(args):
     r = run_cli(*args, timeout=60)
     assert r.returncode == 2

@@ -9,14 +9,10 @@
 # 16), every row +0-2%, which the 256 x 128 rows (no extra stage) show in any case.
 # One device call (~8 min):
 #   bash benchmarks/experiments/atom_staging.sh      (logs under $OUT; the patch is applied, then taken back)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
+. "$(dirname "$0")/prelude.sh"
 git apply benchmarks/experiments/atom_staging.patch || exit 1
 trap 'git apply -R benchmarks/experiments/atom_staging.patch' EXIT
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+build
 # Correctness first: every TMA-store configuration test and the masked tests with atom staging.
 part() {
   local name=$1; shift

@@ -6,14 +6,10 @@
 # (compiled in only when set; without it the kernels are HEAD's). Prediction: 64 x 7168 x 16384 52 -> 45-48 us if the
 # stream lacks requests in flight, +-1% if not; the M = 4096 control unchanged (its B is read from L2 anyway).
 #   bash benchmarks/experiments/b_prefetch.sh      (one device call, ~4 min; logs under $OUT; the patch taken back)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
+. "$(dirname "$0")/prelude.sh"
 git apply benchmarks/experiments/b_prefetch.patch || exit 1
 trap 'git apply -R benchmarks/experiments/b_prefetch.patch' EXIT
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+build
 rows=(64,7168,16384 128,7168,16384 64,4096,7168 128,4096,7168 64,24576,1536 64,7168,2048 64,2112,7168 4096,4096,7168)
 for round in 1 2; do
   for d in 0 16 32 64; do

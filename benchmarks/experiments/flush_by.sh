@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # Small M's bandwidth after a write flush (the table's, DeepGEMM's way) and after a read flush (benchmarks/NOTES.md
 # 58): the same rows in one run, both ways.   bash benchmarks/experiments/flush_by.sh   (one device call, ~4 min)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+. "$(dirname "$0")/prelude.sh"
+build
 shapes=()
 for nk in 2112,7168 24576,1536 32768,512 7168,16384 4096,7168 7168,2048; do shapes+=(--shape "64,$nk"); done
 for nk in 2112,7168 7168,16384 4096,7168; do shapes+=(--shape "128,$nk"); done

@@ -12,12 +12,7 @@
 //
 // Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
 //   benchmarks/experiments/hbm_stream.cu -o /tmp/hbm_stream          Run: /tmp/hbm_stream [clean]
-#include <jax_deepgemm/ptx.cuh>
-
-#include "cuda_check.h"
-
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "ring_util.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -55,14 +50,7 @@ __global__ void __launch_bounds__(256, 1) stream_kernel(const __grid_constant__ 
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[2 * kMaxStages];
   const unsigned int full = smem_addr(bars), empty = smem_addr(bars + kMaxStages);
-  if (threadIdx.x == 0) {
-    for (int i = 0; i < s.stages; ++i) {
-      mbarrier_init(full + 8 * i, 1);
-      mbarrier_init(empty + 8 * i, 1);
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
+  init_ring(full, empty, s.stages);
   const unsigned int base = smem_addr(smem);
   const int rounds = kKBlocks / s.k_per_stage;
   if (threadIdx.x == 0) {  // producer
@@ -111,37 +99,6 @@ __global__ void __launch_bounds__(256) load_kernel(const uint4* b, size_t n, uns
   if (acc == 0x12345678u) *sink = acc;  // practically never: no stores, but the compiler cannot drop the loads
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// rows x kK bytes, row-major; boxes of kRowsPerCta rows x 128 bytes, the kernel's swizzle and L2 promotion.
-CUtensorMap make_map(void* ptr, unsigned long long rows) {
-  static EncodeTiled encode = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    if (fn == nullptr || q != cudaDriverEntryPointSuccess) {
-      std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
-      std::exit(1);
-    }
-    return reinterpret_cast<EncodeTiled>(fn);
-  }();
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {kK, rows};
-  const cuuint64_t strides[1] = {kK};
-  const cuuint32_t box[2] = {kBlockK, kRowsPerCta};
-  const cuuint32_t unit[2] = {1, 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, ptr, dims, strides, box, unit,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) for %llu rows\n", int(r), rows);
-    std::exit(1);
-  }
-  return map;
-}
-
 int main(int argc, char** argv) {
   // "clean": flush the L2 by reading the flush buffer instead of writing it, so that no dirty lines are left for the
   // timed kernel to write back to HBM.
@@ -162,7 +119,11 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&sink, 4));
   CHECK(cudaMemset(a, 0x38, size_t(kRowsPerCta) * kK));
   CHECK(cudaMemset(b, 0x38, max_rows * kK));
-  const CUtensorMap map_a = make_map(a, kRowsPerCta), map_b = make_map(b, max_rows);
+  // The kernel's boxes: 64 rows x 128 bytes, 128-byte swizzle.
+  const CUtensorMap map_a = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kRowsPerCta, kK, kRowsPerCta, kBlockK,
+                                     CU_TENSOR_MAP_SWIZZLE_128B);
+  const CUtensorMap map_b = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, max_rows, kK, kRowsPerCta, kBlockK,
+                                     CU_TENSOR_MAP_SWIZZLE_128B);
   CHECK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));

@@ -4,13 +4,9 @@
 # 128 x 128 pipelined tiles, forced 256 x 128 and 128 x 128 unpipelined, against dense GEMMs of the same rows and of
 # M = 4096, and the table's 4 x 256 row. One device call:
 #   bash benchmarks/experiments/masked_short_k_waits.sh      (logs under $OUT)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
+. "$(dirname "$0")/prelude.sh"
 export DG_PROFILE_WAITS=1 DG_PRINT_CONFIGS=1 JDG_PROFILE_RUNS=10
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+build
 run() {
   echo "## $* $(env | grep -E '^DG_TUNE' | sort | tr '\n' ' ')"
   timeout -k 5 60 python tools/profile_one.py "$@" 2>&1 | grep -v -E "^I[0-9]|^E[0-9]{4} |^W[0-9]{4} "

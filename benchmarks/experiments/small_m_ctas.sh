@@ -5,12 +5,8 @@
 # if the rate is per SM, the time stays ~flat with N; if the chip's, it grows with N. Then the table's 112-CTA rows
 # on 128 CTAs (64 / 128 x 112 tiles, K split over 2) against the model's pick.
 #   bash benchmarks/experiments/small_m_ctas.sh      (one device call, ~3 min; logs under $OUT)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+. "$(dirname "$0")/prelude.sh"
+build
 rows() { timeout -k 5 90 python benchmarks/experiments/dense_rows.py "$@" 2>&1 | grep -E "^ *[0-9]"; }
 table=(64,7168,16384 64,7168,2048 128,7168,16384 128,7168,2048)
 for round in 1 2; do

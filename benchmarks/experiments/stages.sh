@@ -6,12 +6,8 @@
 # The 256 x 128 and 128 x 192 dense rows (3 and 4 stages) against 2 and 3 are the control for loops that the
 # consumers pace. Kernel time, sides alternating, two rounds; then DG_PROFILE_WAITS of masked 1 x 952 at 5 / 4 / 3.
 #   bash benchmarks/experiments/stages.sh      (one device call, ~4 min; logs under $OUT)
-set -uo pipefail
-OUT="${OUT:-./gpu-out}"
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+. "$(dirname "$0")/prelude.sh"
+build
 dense=(4096,7168,2048 4096,24576,1536 4096,2112,7168 2048,2112,7168)
 for round in 1 2; do
   for cap in 0 4 3; do

@@ -9,12 +9,7 @@
 // Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
 //   benchmarks/experiments/tma_rate.cu -o /tmp/tma_rate          Run: /tmp/tma_rate [big]
 // (big: only the 128 x 128 and 256 x 128 rings, including those laid out as a large-M GEMM's tiles, NOTES 46.)
-#include <jax_deepgemm/ptx.cuh>
-
-#include "cuda_check.h"
-
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "ring_util.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -73,14 +68,7 @@ __global__ void __launch_bounds__(256, 1) ring_kernel(const __grid_constant__ CU
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[2 * 32];
   const unsigned int full = smem_addr(bars), empty = smem_addr(bars + 32);
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < ring.stages; ++s) {
-      mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 1);
-    }
-    fence_barrier_init();
-  }
-  __syncthreads();
+  init_ring(full, empty, ring.stages);
   const unsigned int base = smem_addr(smem);
   const int stage_bytes = ring.stage_bytes();
   const int tx = ring.k_per_stage * (ring.a_bytes() + ring.b_bytes() + ring.sa_bytes());
@@ -121,39 +109,6 @@ __global__ void __launch_bounds__(256, 1) ring_kernel(const __grid_constant__ CU
     cycles[blockIdx.x] = (clock64() - start) / kblocks;
     cycles[gridDim.x + blockIdx.x] = (global_timer_ns() - start_ns) * 1000 / kblocks;  // picoseconds
   }
-}
-
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiled encoder() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult q;
-  CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-  if (fn == nullptr || q != cudaDriverEntryPointSuccess) {
-    std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
-    std::exit(1);
-  }
-  return reinterpret_cast<EncodeTiled>(fn);
-}
-
-// rows x cols elements of `elem` bytes, row-major; box: box_rows x box_cols
-CUtensorMap make_map(void* ptr, CUtensorMapDataType type, int elem, unsigned long long rows, unsigned long long cols,
-                     unsigned int box_rows, unsigned int box_cols, CUtensorMapSwizzle swizzle) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {cols * elem};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t unit[2] = {1, 1};
-  const CUresult r = encoder()(&map, type, 2, ptr, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) for a %llu x %llu map, box %u x %u\n", int(r), rows,
-                 cols, box_rows, box_cols);
-    std::exit(1);
-  }
-  return map;
 }
 
 int main(int argc, char**) {

@@ -1,0 +1,11 @@
+# Sourced by the experiment scripts (`. "$(dirname "$0")/prelude.sh"`): strict mode, the log folder $OUT (the device
+# tool's result folder; ./gpu-out elsewhere), the environment every run shares, and the machine's GPU in
+# $OUT/machine.txt. `build` installs the package in place (after a script's patch, where it applies one).
+set -uo pipefail
+OUT="${OUT:-./gpu-out}"
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } >"$OUT/machine.txt" 2>&1
+build() {
+  python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+}

@@ -1,0 +1,63 @@
+// What the copy-ring experiments (tma_rate.cu, hbm_stream.cu) share: their tensor maps, built on the host through the
+// driver's cuTensorMapEncodeTiled (found at run time, so no -lcuda), and their rings' full / empty mbarriers.
+#pragma once
+
+#include <jax_deepgemm/ptx.cuh>
+
+#include "cuda_check.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+inline EncodeTiled encoder() {
+  static EncodeTiled encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
+    if (fn == nullptr || q != cudaDriverEntryPointSuccess) {
+      std::fprintf(stderr, "cuTensorMapEncodeTiled not found\n");
+      std::exit(1);
+    }
+    return reinterpret_cast<EncodeTiled>(fn);
+  }();
+  return encode;
+}
+
+// rows x cols elements of `elem` bytes, row-major; box: box_rows x box_cols; the kernel's L2 promotion.
+inline CUtensorMap make_map(void* ptr, CUtensorMapDataType type, int elem, unsigned long long rows,
+                            unsigned long long cols, unsigned int box_rows, unsigned int box_cols,
+                            CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cols, rows};
+  const cuuint64_t strides[1] = {cols * elem};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t unit[2] = {1, 1};
+  const CUresult r = encoder()(&map, type, 2, ptr, dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "cuTensorMapEncodeTiled failed (%d) for a %llu x %llu map, box %u x %u\n", int(r), rows,
+                 cols, box_rows, box_cols);
+    std::exit(1);
+  }
+  return map;
+}
+
+// Thread 0 initializes `stages` full and `stages` empty barriers (one arrival each) at `full` / `empty` + 8 * stage;
+// every thread of the CTA must call it (it ends with the CTA barrier).
+__device__ __forceinline__ void init_ring(unsigned int full, unsigned int empty, int stages) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      jdg::ptx::mbarrier_init(full + 8 * s, 1);
+      jdg::ptx::mbarrier_init(empty + 8 * s, 1);
+    }
+    jdg::ptx::fence_barrier_init();
+  }
+  __syncthreads();
+}

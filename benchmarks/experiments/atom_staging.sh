@@ -9,6 +9,7 @@
 # 16), every row +0-2%, which the 256 x 128 rows (no extra stage) show in any case.
 # One device call (~8 min):
 #   bash benchmarks/experiments/atom_staging.sh      (logs under $OUT; the patch is applied, then taken back)
+# The patch applies to the kernel as one file (fp8_gemm.cuh before its split into parts): run it at c03d480.
 . "$(dirname "$0")/prelude.sh"
 git apply benchmarks/experiments/atom_staging.patch || exit 1
 trap 'git apply -R benchmarks/experiments/atom_staging.patch' EXIT

@@ -6,6 +6,7 @@
 # (compiled in only when set; without it the kernels are HEAD's). Prediction: 64 x 7168 x 16384 52 -> 45-48 us if the
 # stream lacks requests in flight, +-1% if not; the M = 4096 control unchanged (its B is read from L2 anyway).
 #   bash benchmarks/experiments/b_prefetch.sh      (one device call, ~4 min; logs under $OUT; the patch taken back)
+# The patch applies to the kernel as one file (fp8_gemm.cuh before its split into parts): run it at 87d0762.
 . "$(dirname "$0")/prelude.sh"
 git apply benchmarks/experiments/b_prefetch.patch || exit 1
 trap 'git apply -R benchmarks/experiments/b_prefetch.patch' EXIT

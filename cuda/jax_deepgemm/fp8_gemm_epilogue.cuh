@@ -1,0 +1,165 @@
+// Part of fp8_gemm.cuh (included after fp8_gemm_tiles.cuh): the register epilogue. Its store layout, the loads of C
+// and the bounds-checked stores of D.
+#pragma once
+
+namespace jdg {
+namespace fp8_gemm {
+
+// The register epilogue (f32 out, C, and the tiles the TMA store does not take) works in a *store layout*: the
+// wgmma fragment gives each lane of a quad two columns of every 8-column chunk of its rows; one exchange with the
+// neighbouring lane (to_store_layout) makes it four consecutive columns of every other chunk, so that each store and
+// each load of C moves 16 bytes (f32) or 8 (bf16) instead of 8 or 4: half the instructions, each touching the same
+// 8 rows' lines. In chunk pair p (chunks 2p, 2p + 1) and row half h (rows wave_row0 and + 8), a lane's four values
+// are slot A = out[8p + 2h], out[8p + 2h + 1] and slot B = out[8p + 4 + 2h], out[8p + 4 + 2h + 1], at columns
+// store_col(p, lane) .. + 3: lanes 0, 2 take chunk 2p's columns 0-3 / 4-7, lanes 1, 3 chunk 2p + 1's.
+__device__ __forceinline__ int store_col(int n0, int p, int lane) {
+  return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2);
+}
+
+__device__ __forceinline__ void to_store_layout(float (&out)[kAccRegs], int lane) {
+  const bool odd = lane & 1;  // odd lanes keep slot B (their chunk 2p + 1 columns) and receive slot A, even ones the
+                              // reverse: each sends the slot its neighbour needs
+#pragma unroll
+  for (int p = 0; p < kNumChunks / 2; ++p)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        float& a = out[8 * p + 2 * h + i];
+        float& b = out[8 * p + 4 + 2 * h + i];
+        const float got = ptx::shfl_xor_f32(odd ? a : b, 1);
+        if (odd) {
+          a = got;
+        } else {
+          b = got;
+        }
+      }
+}
+
+// Whether the four columns at `col` can move as one vector: inside N, and (N % 4 == 0, and D's and C's addresses
+// 16-byte aligned, `aligned`) at a vector-aligned address.
+__device__ __forceinline__ bool vector4(int col, bool aligned) { return kN % 4 == 0 && aligned && col + 3 < kN; }
+
+// C's raw bits at (row, col .. col + 3), 0 past N: f32 as four floats, bf16 as two 32-bit words (or, elementwise, four
+// 16-bit values). They become floats only after a whole batch is loaded (c_quad_value): a conversion inside the
+// bounds check's branch would wait there for its load.
+template <int kKind>
+struct CQuadBitsOf {
+  float v[4];
+};
+template <>
+struct CQuadBitsOf<1> {
+  unsigned int w[4];  // vector: w[0], w[1] each two bf16; elementwise: w[i] the i-th bf16
+};
+using CQuadBits = CQuadBitsOf<kCKind>;
+
+// (Templates on the C kind so that the other kind's branch, discarded, need not compile.)
+template <int kKind = kCKind>
+__device__ __forceinline__ CQuadBitsOf<kKind> load_c_quad(const void* c, int row, int col, bool aligned) {
+  const unsigned long long idx = (unsigned long long)row * kN + col;
+  CQuadBitsOf<kKind> bits{};
+  if constexpr (kKind == 1) {
+    const unsigned short* c16 = static_cast<const unsigned short*>(c) + idx;
+    if (vector4(col, aligned)) {
+      const uint2 w = *reinterpret_cast<const uint2*>(c16);
+      bits.w[0] = w.x;
+      bits.w[1] = w.y;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) bits.w[i] = c16[i];
+    }
+  } else {
+    const float* c32 = static_cast<const float*>(c) + idx;
+    if (vector4(col, aligned)) {
+      const float4 f = *reinterpret_cast<const float4*>(c32);
+      bits.v[0] = f.x;
+      bits.v[1] = f.y;
+      bits.v[2] = f.z;
+      bits.v[3] = f.w;
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) bits.v[i] = c32[i];
+    }
+  }
+  return bits;
+}
+
+template <int kKind = kCKind>
+__device__ __forceinline__ float c_quad_value(const CQuadBitsOf<kKind>& bits, int i, bool vector) {
+  if constexpr (kKind == 1) {
+    const unsigned int w = vector ? bits.w[i / 2] >> (16 * (i % 2)) : bits.w[i];
+    return ptx::bf16_to_f32((unsigned short)(w & 0xFFFFu));
+  } else {
+    return bits.v[i];
+  }
+}
+
+// C added to this thread's part of the tile (store layout) before any of it is stored, the loads of kCBatchPairs chunk
+// pairs in flight at a time (8: a 128-wide wave's 16 loads per thread). Loads placed between the stores (a load of
+// C, its add, its store to D, the next load) cannot be moved above the stores before them, since D may alias C:
+// every load then waited out a memory round trip alone (NOTES 36). The empty asm bounds the loads in flight
+// (registers; wider batches spilled at 176- and 192-wide tiles) by making the next batch's row index depend on this
+// batch's sums.
+constexpr int kCBatchPairs = 8;
+__device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRegs], const int (&wave_row0)[kWaves],
+                                      int rows, int d_row0, int n0, int lane, bool aligned) {
+  constexpr int kPairs = kNumChunks / 2, kBatch = kCBatchPairs < kPairs ? kCBatchPairs : kPairs;
+  unsigned int row_base = static_cast<unsigned int>(d_row0);  // see depend_on below
+#pragma unroll
+  for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+    for (int p0 = 0; p0 < kPairs; p0 += kBatch) {
+      CQuadBits bits[kBatch][2];
+#pragma unroll
+      for (int j = 0; j < kBatch && p0 + j < kPairs; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = wave_row0[v] + 8 * h;
+          bits[j][h] = r < rows ? load_c_quad(c, static_cast<int>(row_base) + r, store_col(n0, p0 + j, lane), aligned)
+                                : CQuadBits{};
+        }
+#pragma unroll
+      for (int j = 0; j < kBatch && p0 + j < kPairs; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = 8 * (p0 + j) + 2 * h;
+          const bool vector = vector4(store_col(n0, p0 + j, lane), aligned);
+          out[v][i + 0] += c_quad_value(bits[j][h], 0, vector);
+          out[v][i + 1] += c_quad_value(bits[j][h], 1, vector);
+          out[v][i + 4] += c_quad_value(bits[j][h], 2, vector);
+          out[v][i + 5] += c_quad_value(bits[j][h], 3, vector);
+        }
+      ptx::depend_on(row_base, out[v][8 * (p0 + kBatch < kPairs ? p0 + kBatch : kPairs) - 1]);
+    }
+}
+
+// Store four consecutive outputs (row, col .. col + 3), those < N.
+__device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int col, float v0, float v1, float v2,
+                                           float v3, bool aligned) {
+  const unsigned long long idx = (unsigned long long)row * kN + col;
+  const float v[4] = {v0, v1, v2, v3};
+  if constexpr (kOutF32) {
+    float* d = static_cast<float*>(args.d) + idx;
+    if (vector4(col, aligned)) {
+      *reinterpret_cast<float4*>(d) = make_float4(v0, v1, v2, v3);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) d[i] = v[i];
+    }
+  } else {
+    unsigned short* d = static_cast<unsigned short*>(args.d) + idx;
+    if (vector4(col, aligned)) {
+      *reinterpret_cast<uint2*>(d) = make_uint2(ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3));
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        if (col + i < kN) d[i] = ptx::to_bf16(v[i]);
+    }
+  }
+}
+
+}  // namespace fp8_gemm
+}  // namespace jdg

@@ -1,0 +1,262 @@
+// Part of fp8_gemm.cuh (included after fp8_gemm_config.cuh): which tiles a CTA takes and in what order. The banded
+// tile order, the scheduler that the producer and the consumers run identically, each mode's walk over the device
+// data, and the contiguous mode's passes per expert.
+#pragma once
+
+namespace jdg {
+namespace fp8_gemm {
+
+// Tile t of a grid of num_m_blocks x kNumTileCols -> (m_block, n_block) in banded order; identical in the producer
+// and the consumers. With a cluster, t numbers the cluster's tiles: its CTA of rank r takes N block
+// kCluster * column + r (kMulticastB: the caller pairs M blocks instead; column = N block).
+__device__ __forceinline__ void tile_coords(int t, int num_m_blocks, int rank, int& m_block, int& n_block) {
+  const int tiles_per_band = num_m_blocks * kBandN;
+  const int band = t / tiles_per_band;
+  const int first_col = band * kBandN;
+  const int band_width = kNumTileCols - first_col < kBandN ? kNumTileCols - first_col : kBandN;
+  const int in_band = t - band * tiles_per_band;
+  m_block = in_band / band_width;
+  n_block = kMulticastB ? first_col + in_band % band_width : (first_col + in_band % band_width) * kCluster + rank;
+}
+
+// One output tile: rows [row0, row0 + rows) of A (rows <= BLOCK_M are the tile's own, stored ones; the A box
+// always holds BLOCK_M rows from row0), stored to D rows from d_row0 (row0 but for k-grouped), columns of N block
+// n_block, multiplied with group `group`'s B (dense, k-grouped: 0; contiguous: decided per pass, see expert ids
+// below; ragged tail: -1, nothing is loaded and zeros are stored) over K blocks [kb0, kb0 + num_kb). shared_a: the
+// cluster's CTAs take the same rows, each loading half of the A tile for both (false without a cluster, and for the
+// lone column's tiles, see kLoneColumn, and with kMulticastB). rows <= 0: a tile past M that stores nothing (the
+// second of a pair along M: kLoneColumn, kMulticastB).
+// part: -1, or (tail split) which half of the tile's K blocks this CTA of the pair takes.
+struct Tile {
+  int row0, rows, n_block, group, d_row0, kb0, num_kb, part;
+  bool shared_a;
+};
+
+// body(tile), where a tile that is not a tail split's half has its K range as compile-time constants: the K loops
+// of whole tiles then compile to nearly the instructions they have without the tail split (SASS: 216 against 215 per
+// K block of the two-wave loop; a runtime K start added a signed modulo), and a split half takes a second copy. It
+// did not remove the ~0.5 us per tile that tail-split kernels lose on an H200 (NOTES 27): that cost is elsewhere.
+template <typename Body>
+__device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
+  if (kTailSplit && tile.part < 0) {
+    Tile whole = tile;
+    whole.kb0 = 0;
+    whole.num_kb = kNumKBlocks;
+    body(whole);
+  } else {
+    body(tile);
+  }
+}
+
+// ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
+__device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
+
+// Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
+// [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
+// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
+struct TileScheduler {
+  int rank = 0;                 // the CTA's rank in its multicast pair (0 without one)
+  int part = 0;                 // split K: the CTA's run of each tile's K blocks (its rank in the cluster)
+  int group = 0;                // the cursor's group (ragged: G is the zero tail)
+  int start = 0;                // ragged: the group's first row
+  int rows = 0;                 // the group's rows (clamped)
+  int first_tile = 0;           // index of the group's first tile (tiles < 2^31: checked by the host)
+  int num_tiles = 0;            // tail split: the problem's tiles
+  static constexpr int kNoSplit = 0x7FFFFFFF;  // past every tile
+  int split_from = kNoSplit;    // tail split: the first tile of the last round if it is split
+
+  // Warp-collective (tail split). `lane`: the thread's lane.
+  __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part, int lane) {
+    rank = cta_rank;
+    if constexpr (kSplitK > 1) part = k_part;
+    group = 0;
+    start = 0;
+    first_tile = 0;
+    if constexpr (kWalksGroups) rows = group_rows(args);
+    if constexpr (kKGrouped) rows = segment_length(args);  // k-grouped: `start` and `rows` count K columns
+    if constexpr (kTailSplit) plan_tail(args, lane);
+  }
+
+  // Tail split: whether this CTA's pair takes a tile of the split last round (and so exchanges a partial tile).
+  __device__ __forceinline__ bool pair_exchanges() const {
+    return split_from != kNoSplit && static_cast<int>(blockIdx.x) / 2 < num_tiles - split_from;
+  }
+
+  // Tail split: the problem's tiles (masked: from every group's masked_m, the warp's lanes taking every 32nd group),
+  // and whether the last round is short enough to split: at most half the grid's CTAs, so that each takes half of
+  // a tile with its cluster partner. Warp-collective; tiles < 2^31 (checked by the host).
+  __device__ __forceinline__ void plan_tail(const Fp8GemmArgs& args, int lane) {
+    int m_blocks;
+    if constexpr (kMode == kFp8GemmMasked) {
+      m_blocks = 0;
+      for (int g = lane; g < args.num_groups; g += 32) {
+        const int size = ptx::ldg_s32(args.groups + g);
+        m_blocks += m_blocks_of(size <= 0 ? 0 : (size < args.group_m ? size : args.group_m));
+      }
+      m_blocks = ptx::redux_add(m_blocks);
+    } else {
+      m_blocks = m_blocks_of(args.m);
+    }
+    num_tiles = m_blocks * kNumTileCols;
+    const int grid = static_cast<int>(gridDim.x);
+    const int whole_rounds = num_tiles / grid * grid;
+    const int left = num_tiles - whole_rounds;
+    if (left > 0 && 2 * left <= grid) split_from = whole_rounds;
+  }
+
+  // K-grouped: the cursor group's segment length, max(size, 0) cut at K - start (no overflow: start <= K).
+  __device__ __forceinline__ int segment_length(const Fp8GemmArgs& args) const {
+    if (group >= args.num_groups) return 0;
+    const int size = ptx::ldg_s32(args.groups + group);
+    const int left = kK - start;
+    return size <= 0 ? 0 : (size < left ? size : left);
+  }
+
+  // K-grouped: group-major over full M x N grids; the cursor walks the segments to tile t's group.
+  __device__ __forceinline__ bool get_k_grouped(int t, const Fp8GemmArgs& args, Tile& tile) {
+    const int num_m_blocks = m_blocks_of(args.m);
+    const int tiles_per_group = num_m_blocks * kNumTileCols;
+    if (t >= tiles_per_group * args.num_groups) return false;  // < 2^31: checked by the host
+    while (t >= first_tile + tiles_per_group) {
+      first_tile += tiles_per_group;
+      start += rows;
+      ++group;
+      rows = segment_length(args);
+    }
+    int m_block;
+    tile_coords(t - first_tile, num_m_blocks, rank, m_block, tile.n_block);
+    tile.shared_a = kCluster > 1;
+    const int left = args.m - m_block * kBlockM;
+    tile.row0 = m_block * kBlockM;
+    tile.rows = left < kBlockM ? left : kBlockM;
+    tile.group = 0;
+    tile.d_row0 = group * args.m + tile.row0;  // G * M < 2^31: checked by the host
+    // The 128-wide K blocks the segment [start, start + rows) touches (start + rows <= K).
+    tile.kb0 = start / kBlockK;
+    tile.num_kb = rows == 0 ? 0 : (start + rows + kBlockK - 1) / kBlockK - tile.kb0;
+    return true;
+  }
+
+  // Rows of the cursor's group. Ragged: max(size, 0) cut at M - start (no overflow: start <= M); the tail segment
+  // (group == G) runs to M. Masked: clamp(masked_m, 0, group_m).
+  __device__ __forceinline__ int group_rows(const Fp8GemmArgs& args) const {
+    if constexpr (kMode == kFp8GemmRagged) {
+      const int left = args.m - start;
+      if (group >= args.num_groups) return left;
+      const int size = ptx::ldg_s32(args.groups + group);
+      return size <= 0 ? 0 : (size < left ? size : left);
+    } else {
+      if (group >= args.num_groups) return 0;
+      const int size = ptx::ldg_s32(args.groups + group);
+      return size <= 0 ? 0 : (size < args.group_m ? size : args.group_m);
+    }
+  }
+
+  // Tile t, or false when t is past the last tile.
+  __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
+    tile.part = -1;
+    if constexpr (kKGrouped) return get_k_grouped(t, args, tile);
+    if constexpr (kTailSplit) {
+      // A CTA's first visit at or past split_from is split_from + blockIdx.x: CTA 2c + r takes half r of tile
+      // split_from + c (the tiles before it are the whole rounds, one per CTA); the next visit ends its walk.
+      if (t >= split_from) {
+        const int slot = t - split_from;
+        if (slot >= static_cast<int>(gridDim.x) || slot / 2 >= num_tiles - split_from) return false;
+        tile.part = slot % 2;
+        t = split_from + slot / 2;
+      }
+    }
+    if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
+      tile.kb0 = part * kNumKBlocks / kSplitK;
+      tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
+    } else if (kTailSplit && tile.part >= 0) {  // (K > 128: both halves have K blocks)
+      tile.kb0 = tile.part * kNumKBlocks / 2;
+      tile.num_kb = (tile.part + 1) * kNumKBlocks / 2 - tile.kb0;
+    } else {
+      tile.kb0 = 0;
+      tile.num_kb = kNumKBlocks;
+    }
+    int num_m_blocks, local = t, base_row = 0;
+    if constexpr (kWalksGroups) {
+      constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
+      for (;;) {
+        if (group > args.num_groups + kLastGroupOffset) return false;
+        const int count = m_blocks_of(rows) * kNumTileCols;
+        if (t < first_tile + count) break;
+        first_tile += count;
+        start += rows;  // ragged: <= M
+        ++group;
+        rows = group_rows(args);
+      }
+      num_m_blocks = m_blocks_of(rows);
+      local = t - first_tile;
+      base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
+    } else {
+      num_m_blocks = m_blocks_of(args.m);
+      const int lone_pairs = kLoneColumn ? num_m_blocks / 2 + num_m_blocks % 2 : 0;  // no overflow (M < 2^31)
+      const int grid_rows = kMulticastB ? num_m_blocks / 2 + num_m_blocks % 2 : num_m_blocks;  // B: M-block pairs
+      if (t >= grid_rows * kNumTileCols + lone_pairs) return false;
+    }
+    int m_block;
+    tile.shared_a = kCluster > 1 && !kMulticastB;
+    if (kMulticastB) {
+      tile_coords(local, num_m_blocks / 2 + num_m_blocks % 2, 0, m_block, tile.n_block);
+      m_block = 2 * m_block + rank;  // <= num_m_blocks: one past M at most
+    } else if (kLoneColumn && local >= num_m_blocks * kNumTileCols) {
+      m_block = 2 * (local - num_m_blocks * kNumTileCols) + rank;  // <= num_m_blocks: one past M at most
+      tile.n_block = kNumNBlocks - 1;
+      tile.shared_a = false;
+    } else {
+      tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
+    }
+    const int total_rows = kWalksGroups ? rows : args.m;
+    const int left = total_rows - m_block * kBlockM;  // < 0 only for a pair's tile past M
+    tile.row0 = base_row + m_block * kBlockM;
+    tile.d_row0 = tile.row0;
+    tile.rows = left < kBlockM ? (left > 0 ? left : 0) : kBlockM;
+    tile.group = (kMode == kFp8GemmRagged && group >= args.num_groups) ? -1 : (kWalksGroups ? group : 0);
+    return true;
+  }
+};
+
+// Contiguous: the expert ids of a tile's BLOCK_M rows as one warp holds them (row 32 * s + lane in slot s), -1 for
+// ids outside [0, G) and for rows past the tile's own.
+constexpr int kIdSlots = kBlockM / 32;
+
+__device__ __forceinline__ int row_expert(const Fp8GemmArgs& args, const Tile& tile, int r) {
+  if (r >= tile.rows) return -1;
+  const int id = ptx::ldg_s32(args.groups + tile.row0 + r);
+  return (id >= 0 && id < args.num_groups) ? id : -1;
+}
+
+__device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const Tile& tile, int lane,
+                                                  int (&ids)[kIdSlots]) {
+#pragma unroll
+  for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
+}
+
+// The smallest valid expert id of the tile greater than `prev`, or -1: the next pass. Warp-collective.
+__device__ __forceinline__ int next_expert(const int (&ids)[kIdSlots], int prev) {
+  constexpr int kNone = 0x7FFFFFFF;
+  int best = kNone;
+#pragma unroll
+  for (int s = 0; s < kIdSlots; ++s)
+    if (ids[s] > prev && ids[s] < best) best = ids[s];
+  best = ptx::redux_min(best);
+  return best == kNone ? -1 : best;
+}
+
+// The first group (pass) of a tile, and the one after `prev`: contiguous walks the experts present, every other
+// mode has one pass (none for the ragged tail). Identical in the producer and the consumers.
+__device__ __forceinline__ int first_pass(const Tile& tile, const int (&ids)[kIdSlots]) {
+  if constexpr (kContiguous) return next_expert(ids, -1);
+  return tile.group;
+}
+
+__device__ __forceinline__ int next_pass(const int (&ids)[kIdSlots], int prev) {
+  if constexpr (kContiguous) return next_expert(ids, prev);
+  return -1;
+}
+
+}  // namespace fp8_gemm
+}  // namespace jdg

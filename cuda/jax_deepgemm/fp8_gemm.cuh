@@ -21,10 +21,10 @@
 // shared memory before its epilogue (split_k_exchange).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
-// (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler below) that the producer and
-// the consumers run identically over the same read-only device data, so they always agree on the sequence of
-// pipeline stages. Device data is never trusted: ids, sizes and masks are clamped and every row and column index
-// stays in bounds whatever the values (sizes are cut at M before they are added, so sums never overflow).
+// (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler in fp8_gemm_tiles.cuh) that the
+// producer and the consumers run identically over the same read-only device data, so they always agree on the
+// sequence of pipeline stages. Device data is never trusted: ids, sizes and masks are clamped and every row and
+// column index stays in bounds whatever the values (sizes are cut at M before they are added, so sums never overflow).
 //  * masked:     group g contributes ceil(rows_g / BLOCK_M) x N-block tiles, rows_g = clamp(masked_m[g], 0, M);
 //                A rows start at g * M; rows at or past rows_g are neither computed (a consumer warpgroup whose
 //                64 rows all lie past it skips its wgmmas) nor stored.

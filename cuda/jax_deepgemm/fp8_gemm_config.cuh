@@ -47,7 +47,8 @@ constexpr bool kAccPipeline = JDG_ACC_PIPELINE != 0;  // two accumulators: K blo
 #ifndef JDG_SPLIT_K
 #define JDG_SPLIT_K 1
 #endif
-constexpr int kSplitK = JDG_SPLIT_K;  // CTAs of a cluster sharing one tile's K blocks (see split_k_exchange)
+// CTAs of a cluster sharing one tile's K blocks (see split_k_exchange in fp8_gemm_ring.cuh)
+constexpr int kSplitK = JDG_SPLIT_K;
 #ifndef JDG_TAIL_SPLIT
 #define JDG_TAIL_SPLIT 0
 #endif
@@ -69,7 +70,7 @@ constexpr int kLaunchCluster = fp8_gemm_cluster_ctas(kCluster, kSplitK, kTailSpl
 constexpr bool kProfileWaits = JDG_PROFILE_WAITS != 0;  // count the cycles spent in pipeline barrier waits
 #if JDG_PROFILE_WAITS
 // JDG_PROFILE_WAITS: what a CTA's first consumer thread ([cta][0]), TMA-issuing producer lane ([cta][1]) and second
-// consumer warpgroup's first thread ([cta][2], two consumer warpgroups only) measured (see the end of the kernel),
+// consumer warpgroup's first thread ([cta][2], two consumer warpgroups only) measured (see the end of fp8_gemm.cuh),
 // kept in the module for jdg_fp8_gemm_profile_report.
 struct Fp8GemmProfileRecord {
   unsigned long long waited, cycles, ns, epilogue_cycles;

@@ -96,7 +96,7 @@ __device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], in
   return true;
 }
 
-// A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of the kernel).
+// A pipeline barrier wait; with JDG_PROFILE_WAITS its cycles are added to `waited` (see the end of fp8_gemm.cuh).
 __device__ __forceinline__ void wait_stage(unsigned int bar, unsigned int parity, unsigned long long& waited) {
   if constexpr (kProfileWaits) {
     const long long start = clock64();

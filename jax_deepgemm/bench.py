@@ -39,7 +39,7 @@ flush_bytes = 512 << 20
 # How the flush empties the L2 (`--flush-by`). "write" (DeepGEMM's way, so its numbers compare): the buffer is
 # rewritten, which leaves the L2 full of dirty lines that the timed kernel then writes back to HBM alongside its own
 # reads. "read": the buffer is only read, so the timed kernel's HBM traffic is its own (on an H100 a pure 140 MB read
-# stream ran at 2.35 TB/s after a write flush and 2.9 after a read one: benchmarks/NOTES.md 58).
+# stream ran at 2.33-2.39 TB/s after a write flush and 2.83-2.93 after a read one: benchmarks/NOTES.md 58).
 flush_by = "write"
 
 
@@ -94,12 +94,10 @@ def trace_flushed_calls(jitted, args, iters: int) -> tuple[set[str], list[tuple[
     return flush_names, _trace_kernels(calls)
 
 
-def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
-    """Median device time per call of the jitted `fn`, each call after an L2 flush.
-
-    The trace is split at the flush kernels: the kernels between two flushes are one call's."""
-    jitted = jax.jit(fn)
-    flush_names, events = trace_flushed_calls(jitted, args, iters)
+def per_call_us(events, flush_names: set[str], kernel_prefix: str | None, iters: int) -> list[float]:
+    """Each call's kernel time in us from a trace of `iters` (flush, call) pairs: the kernels after one flush and
+    before the next (a flush of several kernels counts once), those named `kernel_prefix`* only if given. More calls
+    than `iters` means a timed kernel shares a flush kernel's name and the split is wrong: an error, not a number."""
     per_call, current = [], None
     for name, start, end in events:
         if name in flush_names:
@@ -110,8 +108,20 @@ def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
             current += (end - start) / 1e3
     if current:
         per_call.append(current)
-    if len(per_call) < iters // 2:
-        raise RuntimeError(f"found {len(per_call)} of {iters} calls in the trace")
+    if len(per_call) < iters // 2 or len(per_call) > iters:
+        raise RuntimeError(f"found {len(per_call)} calls in a trace of {iters} (a kernel of the timed program may "
+                           f"share a name with the flush's: {sorted(flush_names)})" if len(per_call) > iters else
+                           f"found {len(per_call)} of {iters} calls in the trace")
+    return per_call
+
+
+def profile(fn, args, *, iters: int, kernel_prefix: str | None) -> dict:
+    """Median device time per call of the jitted `fn`, each call after an L2 flush.
+
+    The trace is split at the flush kernels: the kernels between two flushes are one call's."""
+    jitted = jax.jit(fn)
+    flush_names, events = trace_flushed_calls(jitted, args, iters)
+    per_call = per_call_us(events, flush_names, kernel_prefix, iters)
     start = time.perf_counter()
     for _ in range(iters):
         out = jitted(*args)

@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&a, size_t(kRowsPerCta) * kK));
   CHECK(cudaMalloc(&b, max_rows * kK));
   CHECK(cudaMalloc(&flush, flush_bytes));
+  CHECK(cudaMemset(flush, 0, flush_bytes));  // the read flush then reads written memory, not fresh pages
   CHECK(cudaMalloc(&sink, 4));
   CHECK(cudaMemset(a, 0x38, size_t(kRowsPerCta) * kK));
   CHECK(cudaMemset(b, 0x38, max_rows * kK));

@@ -241,6 +241,15 @@ ffi::Error encode_scale_map(const cu::DriverApi& d, TmaDescriptor* map, const ch
                     cols, box_cols, 1);
 }
 
+// The result's swizzle for the TMA store: one atom row (fp8_gemm_d_atom_cols bf16 columns) per swizzle span.
+int d_atom_swizzle(int block_n) {
+  switch (fp8_gemm_d_atom_cols(block_n) * 2) {
+    case 128: return cu::CU_TENSOR_MAP_SWIZZLE_128B;
+    case 64: return cu::CU_TENSOR_MAP_SWIZZLE_64B;
+    default: return cu::CU_TENSOR_MAP_SWIZZLE_32B;
+  }
+}
+
 // Loads the state's kernel into the current context for `device` (once); thread-safe.
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::int32_t device) {
   if (device < 0 || device >= kMaxDevices)
@@ -431,8 +440,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   if (!cfg.tma_store) {
     map_d = map_sa;  // unused by the kernel
   } else if (auto e = encode_map(driver, &map_d, "d (result)", cu::CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
-                                 cu::CU_TENSOR_MAP_SWIZZLE_128B, d->untyped_data(), d_rows, p.n, 64,
-                                 fp8_gemm_d_box_rows(cfg.block_m));
+                                 d_atom_swizzle(cfg.block_n), d->untyped_data(), d_rows, p.n,
+                                 fp8_gemm_d_atom_cols(cfg.block_n), fp8_gemm_d_box_rows(cfg.block_m));
              e.failure()) {
     return e;
   }

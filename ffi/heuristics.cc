@@ -138,6 +138,7 @@ constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
 constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
+constexpr int kTmaStoreMinStages = 3;  // no TMA store that leaves a kernel 2 stages (see make_config)
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
@@ -274,14 +275,23 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
     throw std::invalid_argument("DG_TUNE_STAGES=1: a kernel needs at least 2 stages (0 or unset: as many as fit)");
   const int most_stages = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(most_stages, k_blocks + 1));
-  const bool tma_store =
-      env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind);
-  int stages = 0;
-  for (int s = stage_cap; s >= 1; --s)
-    if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes) {
-      stages = s;
-      break;
+  auto most_stages_fitting = [&](bool tma_store) {
+    for (int s = stage_cap; s >= 1; --s)
+      if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes)
+        return s;
+    return 0;
+  };
+  // The TMA store's staging tile costs stages; it is taken where it leaves kTmaStoreMinStages (or no fewer than the
+  // register epilogue would have).
+  bool tma_store = env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind);
+  int stages = most_stages_fitting(tma_store);
+  if (tma_store && stages < kTmaStoreMinStages) {
+    const int without = most_stages_fitting(false);
+    if (without > stages) {
+      tma_store = false;
+      stages = without;
     }
+  }
   if (stages < std::min(kMinStages, stage_cap)) return false;
   c = Fp8GemmConfig{};
   c.block_m = block_m;

@@ -200,19 +200,21 @@ def test_multicast_b_with_c_and_f32_out(multicast_b, capfd):
 
 
 # ---------------------------------------------------------------------------------------- TMA-store epilogue
-# Only bf16 output without C, not k-grouped, whole 64-column atoms, N % 8 == 0 (fp8_gemm_tma_store_supported); ragged
-# and masked tiles take it only when all their rows are theirs, the others keep the register epilogue.
+# Only bf16 output without C, not k-grouped, N % 8 == 0 (fp8_gemm_tma_store_supported); ragged and masked tiles take
+# it only when all their rows are theirs, the others keep the register epilogue.
 
-@pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (256, 128, 0)],
+@pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (128, 160, 1), (128, 48, 1), (256, 128, 0)],
                 ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tma_store(request, monkeypatch):
-    """The TMA-store epilogue with 3, 2 and 1 column atoms per tile, and the register epilogue in its place."""
+    """The TMA-store epilogue with 3, 2 and 1 64-column atoms per tile, 5 of 32 columns and 3 of 16
+    (fp8_gemm_d_atom_cols), and the register epilogue in its place."""
     block_m, block_n, on = request.param
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=on):
         yield request.param
 
 
-@pytest.fixture(params=[(64, 128, 1), (128, 64, 1), (256, 128, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
+@pytest.fixture(params=[(64, 128, 1), (128, 64, 1), (256, 128, 1), (128, 176, 1)],
+                ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tma_store_per_row(request, monkeypatch):
     """The same with 1x128 B scales (widths up to 176, 128 at 256 rows), whose stages are released after the
     promotion rather than before it."""

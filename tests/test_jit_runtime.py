@@ -320,7 +320,7 @@ def test_tune_tma_store(monkeypatch):
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)  # on by default
     assert c["tma_store"] and (c["block_m"], c["block_n"]) == (256, 128)
     assert c["stages"] == 3 and c["smem_bytes"] <= SMEM_LIMIT  # the 64 KB staging tile costs a stage
-    # Only bf16 out without C, dense or contiguous, whole 64-column atoms, N % 8 == 0.
+    # Only bf16 out without C, not k-grouped, N % 8 == 0; any width (column atoms of 64, 32 or 16).
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, out_f32=True)["tma_store"]
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132, c_kind=1)["tma_store"]
     with pytest.raises(ValueError, match="c_kind must be 0"):
@@ -328,7 +328,9 @@ def test_tune_tma_store(monkeypatch):
     assert not _C.select_fp8_gemm_config(4096, 7164, 16384, 132)["tma_store"]
     for grouping in ("contiguous", "ragged", "masked"):  # the ragged and masked kernels use it for full tiles
         c = _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping=grouping, num_groups=4)
-        assert c["tma_store"] == (c["block_n"] % 64 == 0), grouping
+        assert c["tma_store"], grouping
+    c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)  # 160-wide tiles: five 32-column atoms
+    assert c["tma_store"] and c["block_n"] == 160 and c["smem_bytes"] <= SMEM_LIMIT
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")  # a width it could take, but k-grouped writes FP32 with C
     assert not _C.select_fp8_gemm_config(4096, 7168, 4096 * 4, 132, grouping="k_grouped", num_groups=4, out_f32=True,
                                          c_kind=2)["tma_store"]

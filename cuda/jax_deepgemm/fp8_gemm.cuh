@@ -689,7 +689,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
         if (kTmaStore && (kTilesOwnRows || (warpgroup + 1) * kWaves * 64 <= tile.rows)) {
           // Epilogue through shared memory, each consumer warpgroup on its own rows (kWaves x 64 of the tile, one
-          // box of the D tensor map per 64-column atom): once its previous tile's stores have read its part of the
+          // box of the D tensor map per column atom): once its previous tile's stores have read its part of the
           // staging tile, its warps write their bf16 fragments there with stmatrix (swizzled, conflict-free), and
           // one of its threads stores each atom with TMA, clipped at M and N, without waiting: the stores overlap
           // the next tile's main loop. Its own named barrier, not one over both warpgroups: the first to finish its
@@ -703,8 +703,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           if (issuer) ptx::bulk_wait_group_read<0>();
           ptx::named_barrier_sync(barrier, 128);
           // One stmatrix per 16 x 16 block: matrices (rows +0, chunk c), (rows +8, c), (+0, c + 1), (+8, c + 1) of the
-          // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom q / 8,
-          // chunk (q % 8) ^ (r % 8) of the row (an 8-lane group's 8 rows hit 8 different 16-byte bank groups).
+          // warp's 16 rows; lane l gives the address of row l % 8 of matrix l / 8. Row r, 16-byte chunk q: atom
+          // q / kDAtomChunks, chunk (q % kDAtomChunks) ^ d_swizzle(r) of the atom's row (an 8-lane group's 8 rows hit
+          // 8 different 16-byte bank groups: 8 rows of 128 bytes, or 2 / 4 rows per 128 bytes at 4 / 2 chunks).
           static_assert(kNumChunks % 2 == 0, "");
           const int my_half = (lane / 8) % 2, my_chunk_step = lane / 16;
 #pragma unroll
@@ -713,7 +714,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 #pragma unroll
             for (int c = 0; c < kNumChunks; c += 2) {
               const int q = c + my_chunk_step;
-              ptx::stmatrix_x4(smem_d + (q / 8) * kDAtomBytes + r * 128 + (((q % 8) ^ (r % 8)) * 16),
+              ptx::stmatrix_x4(smem_d + (q / kDAtomChunks) * kDAtomBytes + r * kDAtomRowBytes +
+                                   (((q % kDAtomChunks) ^ d_swizzle(r)) * 16),
                                ptx::pack_bf16x2(out[v][4 * c + 0], out[v][4 * c + 1]),
                                ptx::pack_bf16x2(out[v][4 * c + 2], out[v][4 * c + 3]),
                                ptx::pack_bf16x2(out[v][4 * c + 4], out[v][4 * c + 5]),
@@ -724,9 +726,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           ptx::named_barrier_sync(barrier, 128);
           if (issuer) {
 #pragma unroll
-            for (int a = 0; a < kBlockN / 64; ++a)  // atoms wholly past N (the last N tile) store nothing
-              if (n0 + 64 * a < kN)
-                ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes + part * 128, n0 + 64 * a,
+            for (int a = 0; a < kBlockN / kDAtomCols; ++a)  // atoms wholly past N (the last N tile) store nothing
+              if (n0 + kDAtomCols * a < kN)
+                ptx::tma_store_2d(&tensor_map_d, smem_d + a * kDAtomBytes + part * kDAtomRowBytes, n0 + kDAtomCols * a,
                                   tile.d_row0 + part);
             ptx::bulk_commit_group();
           }

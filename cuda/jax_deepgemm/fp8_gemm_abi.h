@@ -81,9 +81,9 @@
 //      [G * kb, N4] (N4 = N rounded up to a multiple of 4): dims {N4, G * kb}, box {BLOCK_N, 1}, zero fill.
 //   The scales of one K block travel with its A and B tiles, through the same pipeline stage.
 //   D: JDG_TMA_STORE 1 only (otherwise any valid map, unused): the bf16 output [rows of D, N] as 2-byte elements
-//      (masked: G * group_m rows), dims {N, rows}, box {64, fp8_gemm_d_box_rows(BLOCK_M)} (one consumer
-//      warpgroup's rows), 128-byte swizzle: one store per 64 columns of each warpgroup's part of a tile, clipped at
-//      the last row and at N.
+//      (masked: G * group_m rows), dims {N, rows}, box {fp8_gemm_d_atom_cols(BLOCK_N), fp8_gemm_d_box_rows(BLOCK_M)}
+//      (one column atom of one consumer warpgroup's rows), swizzle of the atom's row bytes (128 / 64 / 32): one
+//      store per atom of each warpgroup's part of a tile, clipped at the last row and at N.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
 //   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert
@@ -174,17 +174,22 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }
 
-// The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), whole 64-column
-// atoms (128 bytes of bf16: the 128-byte swizzle), N % 8 == 0 (16-byte row strides of D). Dense and contiguous tiles
-// own all their rows (a TMA store clips the M tail); in ragged and masked tiles each consumer warpgroup takes it
-// only when all of its rows are the tile's: a partial tile's rows past its group belong to the next group (ragged)
-// or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
+// The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), N % 8 == 0 (16-byte
+// row strides of D); every tile width (multiples of 16) splits into column atoms (fp8_gemm_d_atom_cols). Dense and
+// contiguous tiles own all their rows (a TMA store clips the M tail); in ragged and masked tiles each consumer
+// warpgroup takes it only when all of its rows are the tile's: a partial tile's rows past its group belong to the
+// next group (ragged) or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
 constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
-  return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 64 == 0 && n % 8 == 0;
+  return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 16 == 0 && n % 8 == 0;
 }
 
+// The TMA store's column atom: the widest of 64 / 32 / 16 bf16 columns (a row of 128 / 64 / 32 bytes, stored with the
+// 128- / 64- / 32-byte swizzle, whose span is one atom row) that divides the tile width. Each atom is one box of the
+// D tensor map; 160-wide tiles store five 32-column atoms, 176-wide ones eleven of 16.
+constexpr int fp8_gemm_d_atom_cols(int block_n) { return block_n % 64 == 0 ? 64 : block_n % 32 == 0 ? 32 : 16; }
+
 // The TMA-store epilogue: each consumer warpgroup stores its own rows of the tile, so the result's tensor map has
-// boxes of 64 columns x this many rows.
+// boxes of one column atom x this many rows.
 constexpr int fp8_gemm_d_box_rows(int block_m) { return block_m / fp8_gemm_math_warpgroups(block_m); }
 
 // The accumulator pipeline: one 64-row wave per consumer warpgroup (BLOCK_M <= 128; 256-row tiles already hold two

@@ -123,9 +123,14 @@ constexpr int kSmemPartialOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 10
 constexpr int kSmemPartialBytes = fp8_gemm_split_k_partial_bytes(kBlockM, kBlockN, kSplitK);  // split K: CTA 0 only
 constexpr int kSmemBarOffset = kSmemPartialOffset + fp8_gemm_align(kSmemPartialBytes, 1024);
 constexpr int kSmemBytes = fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore, kSplitK);
-// The output tile in shared memory: kBlockN / 64 atoms of [BLOCK_M rows x 64 columns] bf16, each row 128 bytes with
-// the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r % 8)), one TMA store per atom.
-constexpr int kDAtomBytes = kBlockM * 128;
+// The output tile in shared memory: kBlockN / kDAtomCols atoms of [BLOCK_M rows x kDAtomCols columns] bf16, one TMA
+// store per atom (fp8_gemm_d_atom_cols). An atom's row is one swizzle span (128 / 64 / 32 bytes): the swizzle XORs a
+// 16-byte chunk's index with the address bits from bit 7 up, so chunk c of row r lands at chunk c ^ d_swizzle(r).
+constexpr int kDAtomCols = fp8_gemm_d_atom_cols(kBlockN);
+constexpr int kDAtomRowBytes = kDAtomCols * 2;
+constexpr int kDAtomChunks = kDAtomRowBytes / 16;  // 8 / 4 / 2
+constexpr int kDAtomBytes = kBlockM * kDAtomRowBytes;
+__device__ __forceinline__ int d_swizzle(int r) { return (r * kDAtomRowBytes / 128) % kDAtomChunks; }
 // Bytes one stage receives: full boxes, OOB zero fill included.
 constexpr unsigned int kStageTxBytes =
     kSmemABytes + kSmemBBytes + kSABoxes * fp8_gemm_sa_box(kBlockM) * 4 + (kBScalePerRow ? kBlockN * 4 : 0);

@@ -301,6 +301,16 @@ def sweep(quick: bool):
                                   (128, 192, 0, 3), (64, 64, 1, 2)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn, row, 1), 7168, 2048, row=row, mode=mode, tma_store=1), True))
         jobs.append((cfg(256, 128, max_stages(256, 128, 0, 1) + 1, 7168, 2048, tma_store=1), False))
+        # the TMA store's narrower column atoms (fp8_gemm_d_atom_cols): 32 columns (160, 96, 32 wide) and 16 (176 with
+        # per-row B scales, 48, 16), with half-width groups, the pipeline, B multicast, split K and in grouped modes
+        for bm, bn, row, mode, extra in [(128, 160, 0, 0, {"SPLIT_HALVES": 1}), (128, 160, 0, 3, {"SPLIT_HALVES": 1}),
+                                         (64, 160, 0, 1, {"SPLIT_HALVES": 1}), (128, 176, 1, 0, {}),
+                                         (128, 96, 0, 0, {"ACC_PIPELINE": 1, "CLUSTER": 2, "MULTICAST_B": 1}),
+                                         (128, 32, 0, 0, {"ACC_PIPELINE": 1}), (128, 48, 0, 2, {"ACC_PIPELINE": 1}),
+                                         (64, 16, 0, 0, {"ACC_PIPELINE": 1, "SPLIT_K": 2}), (256, 32, 0, 0, {})]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, 1, extra.get("SPLIT_K", 1)), 7168, 2048, row=row, mode=mode,
+                    tma_store=1)
+            jobs.append(({**c, **extra}, True))
         jobs.append((cfg(128, 128, 3, 7168, 2048, 2, 1, 1, mode=4, tma_store=1), "the TMA-store epilogue takes"))
         # the accumulator pipeline: every mode, both scale kinds, a cluster, a straddling width, tails
         for bm, bn, row, mode, tma, cl, n, k in [(128, 128, 0, 0, 1, 1, 7168, 16384), (64, 128, 0, 0, 1, 1, 2112, 7168),
@@ -385,6 +395,8 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, 2, 2112, 7168, 1, 0, 1, (0, 0)), True))
             if bm <= 128 and bn <= 128:  # the heuristics' default there: the accumulator pipeline
                 jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168, acc_pipe=1), True))
+            if bn <= (128 if bm == 256 else 192):  # the TMA store, every column atom width
+                jobs.append((cfg(bm, bn, max_stages(bm, bn, 0, 1), 2112, 7168, tma_store=1), True))
     jobs += [(c, True) for c in grouped]
     for mode in GROUPED_MODES:  # every BLOCK_N with both B-scale kinds
         for bn in BLOCK_NS[:12]:

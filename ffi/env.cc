@@ -94,7 +94,7 @@ int tune_tail_split() { return tune_number("DG_TUNE_TAIL_SPLIT", -1); }
 int tune_multicast_b() { return tune_number("DG_TUNE_MULTICAST_B", -1); }
 int tune_stages() { return tune_number("DG_TUNE_STAGES", 0); }
 // Unset (or anything but "0") keeps the TMA-store epilogue on wherever the configuration allows it.
-bool tune_tma_store() { return get("DG_TUNE_TMA_STORE").value_or("1") != "0"; }
+std::optional<bool> tune_tma_store() { return tune_switch("DG_TUNE_TMA_STORE"); }
 std::optional<bool> tune_acc_pipeline() { return tune_switch("DG_TUNE_ACC_PIPELINE"); }
 std::optional<bool> tune_paired_stages() { return tune_switch("DG_TUNE_PAIRED_STAGES"); }
 

@@ -67,7 +67,7 @@ bool profile_waits();                 // DG_PROFILE_WAITS
 int tune_block_m();                   // DG_TUNE_BLOCK_M, 0 when unset
 int tune_block_n();                   // DG_TUNE_BLOCK_N, likewise
 int tune_cluster();                   // DG_TUNE_CLUSTER, likewise
-bool tune_tma_store();                // DG_TUNE_TMA_STORE: false only for "0"
+std::optional<bool> tune_tma_store();     // DG_TUNE_TMA_STORE: nullopt when unset, false only for "0"
 std::optional<bool> tune_acc_pipeline();  // DG_TUNE_ACC_PIPELINE: nullopt when unset, false only for "0"
 std::optional<bool> tune_paired_stages();  // DG_TUNE_PAIRED_STAGES: nullopt when unset, false only for "0"
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"

@@ -138,7 +138,6 @@ constexpr int kMaxBlockNTwoWaves = 128;     // BLOCK_M 256
 constexpr int kMaxStages = 16;
 constexpr int kMinStages = 2;
 constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
-constexpr int kTmaStoreMinStages = 3;  // no TMA store that leaves a kernel 2 stages (see make_config)
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
@@ -215,7 +214,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_block_m() > 0) forced += " tune_block_m=" + std::to_string(env::tune_block_m());
   if (env::tune_block_n() > 0) forced += " tune_block_n=" + std::to_string(env::tune_block_n());
   if (env::tune_cluster() > 0) forced += " tune_cluster=" + std::to_string(env::tune_cluster());
-  if (!env::tune_tma_store()) forced += " tune_tma_store=0";
+  if (const auto store = env::tune_tma_store()) forced += " tune_tma_store=" + std::to_string(int(*store));
   if (const auto pipeline = env::tune_acc_pipeline()) forced += " tune_acc_pipeline=" + std::to_string(int(*pipeline));
   if (const auto paired = env::tune_paired_stages()) forced += " tune_paired_stages=" + std::to_string(int(*paired));
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
@@ -266,6 +265,19 @@ struct Problem {
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
 };
 
+// The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: on
+// for 64-column atoms, which measured faster on every dense shape but the longest K, where it loses 1% (NOTES 7). The
+// narrower atoms of other widths (128 x 160 and the 16- / 32-wide small-M tiles) pay only where a CTA takes
+// kNarrowAtomStoreMinWaves tiles or more: a store overlaps the next tile's K loop, and 128 x 160 loses a stage to
+// the staging tile. Measured (NOTES 60): 128 x 160 at 4-10 tiles per CTA and K = 2048 -3.6% to -4.9%; at one or two
+// tiles per CTA -7.9% to +6.0% (four rows, two slower); 16- and 32-wide tiles, one per CTA, -1.2% to +3.1%.
+constexpr std::int64_t kNarrowAtomStoreMinWaves = 3;
+bool tma_store_pays(const Problem& p, int block_n, std::int64_t waves) {
+  const auto forced = env::tune_tma_store();
+  if (!fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
+  return forced == true || fp8_gemm_d_atom_cols(block_n) == 64 || waves >= kNarrowAtomStoreMinWaves;
+}
+
 // The configuration of BLOCK_M x BLOCK_N tiles, `m_blocks` M blocks and `split_k` CTAs per tile (step 9) with the
 // most stages that fit (see Stages at the top); everything but cluster and grid. False when not even the minimum fits.
 bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_blocks, int split_k, Fp8GemmConfig& c) {
@@ -275,23 +287,15 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
     throw std::invalid_argument("DG_TUNE_STAGES=1: a kernel needs at least 2 stages (0 or unset: as many as fit)");
   const int most_stages = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(most_stages, k_blocks + 1));
-  auto most_stages_fitting = [&](bool tma_store) {
-    for (int s = stage_cap; s >= 1; --s)
-      if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes)
-        return s;
-    return 0;
-  };
-  // The TMA store's staging tile costs stages; it is taken where it leaves kTmaStoreMinStages (or no fewer than the
-  // register epilogue would have).
-  bool tma_store = env::tune_tma_store() && fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind);
-  int stages = most_stages_fitting(tma_store);
-  if (tma_store && stages < kTmaStoreMinStages) {
-    const int without = most_stages_fitting(false);
-    if (without > stages) {
-      tma_store = false;
-      stages = without;
+  const std::int64_t tiles = m_blocks * ceil_div(p.n, block_n);
+  const std::int64_t waves = ceil_div(tiles * split_k, p.num_sms / split_k * split_k);
+  const bool tma_store = tma_store_pays(p, block_n, waves);
+  int stages = 0;
+  for (int s = stage_cap; s >= 1; --s)
+    if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes) {
+      stages = s;
+      break;
     }
-  }
   if (stages < std::min(kMinStages, stage_cap)) return false;
   c = Fp8GemmConfig{};
   c.block_m = block_m;
@@ -304,17 +308,16 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.split_halves = env::tune_split_halves() && !c.acc_pipeline &&
                    fp8_gemm_split_halves_supported(block_m, block_n, p.b_scale_per_row);
   c.split_k = split_k;
-  c.tiles = m_blocks * ceil_div(p.n, block_n);
-  c.waves = ceil_div(c.tiles * split_k, p.num_sms / split_k * split_k);
+  c.tiles = tiles;
+  c.waves = waves;
   c.num_threads = fp8_gemm_num_threads(block_m);
   c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, p.b_scale_per_row, tma_store, split_k);
   return true;
 }
 
 // The search over BLOCK_N (steps 2-4 of the model) for a fixed BLOCK_M and `m_blocks` expected M blocks, as a
-// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid. The
-// configurations that can take the TMA-store epilogue get it (its staging tile costs pipeline stages) unless
-// DG_TUNE_TMA_STORE=0: measured, it wins on every dense shape but the longest K, where it loses 1% (NOTES 7).
+// challenger to `best` (block_n 0: none yet), which it updates; fills everything but grid (the TMA-store epilogue
+// as tma_store_pays says: its staging tile costs pipeline stages).
 // `only_block_n` > 0: that width alone (unless one is forced).
 void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig& best, std::int64_t& best_last_wave,
             int only_block_n = 0) {

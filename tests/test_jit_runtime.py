@@ -329,8 +329,19 @@ def test_tune_tma_store(monkeypatch):
     for grouping in ("contiguous", "ragged", "masked"):  # the ragged and masked kernels use it for full tiles
         c = _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping=grouping, num_groups=4)
         assert c["tma_store"], grouping
-    c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)  # 160-wide tiles: five 32-column atoms
-    assert c["tma_store"] and c["block_n"] == 160 and c["smem_bytes"] <= SMEM_LIMIT
+    # 160-wide tiles (five 32-column atoms) take it from 3 tiles per CTA on (it costs them a stage)
+    c = _C.select_fp8_gemm_config(2048, 6400, 2048, 132)
+    assert (c["block_n"], c["waves"], c["tma_store"], c["stages"]) == (160, 5, True, 5), c
+    c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)
+    assert (c["block_n"], c["waves"], c["tma_store"], c["stages"]) == (160, 1, False, 6), c
+    # and the 16- / 32-wide small-M tiles, one per CTA, keep the register epilogue
+    assert [_C.select_fp8_gemm_config(m, n, k, 132)["tma_store"] for m, n, k in
+            ((64, 2112, 7168), (128, 4096, 7168), (1024, 256, 1024))] == [False] * 3
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", "1")  # forced: wherever it is supported
+    c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)
+    assert (c["block_n"], c["tma_store"], c["stages"]) == (160, True, 5), c
+    assert _C.select_fp8_gemm_config(64, 2112, 7168, 132)["tma_store"]
+    monkeypatch.delenv("DG_TUNE_TMA_STORE")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")  # a width it could take, but k-grouped writes FP32 with C
     assert not _C.select_fp8_gemm_config(4096, 7168, 4096 * 4, 132, grouping="k_grouped", num_groups=4, out_f32=True,
                                          c_kind=2)["tma_store"]

@@ -265,17 +265,20 @@ struct Problem {
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
 };
 
-// The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: on
-// for 64-column atoms, which measured faster on every dense shape but the longest K, where it loses 1% (NOTES 7). The
-// narrower atoms of other widths (128 x 160 and the 16- / 32-wide small-M tiles) pay only where a CTA takes
-// kNarrowAtomStoreMinWaves tiles or more: a store overlaps the next tile's K loop, and 128 x 160 loses a stage to
-// the staging tile. Measured (NOTES 60): 128 x 160 at 4-10 tiles per CTA and K = 2048 -3.6% to -4.9%; at one or two
-// tiles per CTA -7.9% to +6.0% (four rows, two slower); 16- and 32-wide tiles, one per CTA, -1.2% to +3.1%.
-constexpr std::int64_t kNarrowAtomStoreMinWaves = 3;
-bool tma_store_pays(const Problem& p, int block_n, std::int64_t waves) {
+// The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: where
+// a CTA takes 2 or more tiles, whose stores then overlap the next tile's K loop (NOTES 7: faster on every dense
+// shape but the longest K, -1%; NOTES 60, 61: up to -8% / -14% at 2 tiles per CTA and K = 1024). With one tile per
+// CTA nothing overlaps: the store's staging tile costs a stage that is worth more there (NOTES 60, 61: the register
+// epilogue with one more stage -1.4% to -4.6% on six of ten 64-multiple rows, +1.1% / +2.0% on two, 128 x 160 -3.4%
+// / -6.0%), so it is taken only where it costs no stage; except in masked GEMMs, whose tile counts are guesses
+// (expected_m), and, for widths that are not multiples of 64 (32- / 16-column atoms), not for split-K tiles either
+// (NOTES 60: 0 to +2.6% slower with it).
+bool tma_store_pays(const Problem& p, int block_n, int split_k, std::int64_t waves, bool costs_a_stage) {
   const auto forced = env::tune_tma_store();
   if (!fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
-  return forced == true || fp8_gemm_d_atom_cols(block_n) == 64 || waves >= kNarrowAtomStoreMinWaves;
+  if (forced == true || waves >= 2) return true;
+  if (costs_a_stage && p.mode != kFp8GemmMasked) return false;
+  return fp8_gemm_d_atom_cols(block_n) == 64 || split_k == 1;
 }
 
 // The configuration of BLOCK_M x BLOCK_N tiles, `m_blocks` M blocks and `split_k` CTAs per tile (step 9) with the
@@ -285,17 +288,18 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   const int forced_stages = env::tune_stages();
   if (forced_stages == 1)
     throw std::invalid_argument("DG_TUNE_STAGES=1: a kernel needs at least 2 stages (0 or unset: as many as fit)");
-  const int most_stages = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
-  const int stage_cap = static_cast<int>(std::min<std::int64_t>(most_stages, k_blocks + 1));
+  const int stage_limit = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
+  const int stage_cap = static_cast<int>(std::min<std::int64_t>(stage_limit, k_blocks + 1));
+  auto stages_fitting = [&](bool tma_store) {
+    for (int s = stage_cap; s >= 1; --s)
+      if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes)
+        return s;
+    return 0;
+  };
   const std::int64_t tiles = m_blocks * ceil_div(p.n, block_n);
   const std::int64_t waves = ceil_div(tiles * split_k, p.num_sms / split_k * split_k);
-  const bool tma_store = tma_store_pays(p, block_n, waves);
-  int stages = 0;
-  for (int s = stage_cap; s >= 1; --s)
-    if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes) {
-      stages = s;
-      break;
-    }
+  const bool tma_store = tma_store_pays(p, block_n, split_k, waves, stages_fitting(true) < stages_fitting(false));
+  const int stages = stages_fitting(tma_store);
   if (stages < std::min(kMinStages, stage_cap)) return false;
   c = Fp8GemmConfig{};
   c.block_m = block_m;

@@ -329,14 +329,21 @@ def test_tune_tma_store(monkeypatch):
     for grouping in ("contiguous", "ragged", "masked"):  # the ragged and masked kernels use it for full tiles
         c = _C.select_fp8_gemm_config(8192, 4096, 7168, 132, grouping=grouping, num_groups=4)
         assert c["tma_store"], grouping
-    # 160-wide tiles (five 32-column atoms) take it from 3 tiles per CTA on (it costs them a stage)
+    # From 2 tiles per CTA on it is taken (its stores overlap the next tile), 160-wide tiles too (five 32-column atoms)
     c = _C.select_fp8_gemm_config(2048, 6400, 2048, 132)
     assert (c["block_n"], c["waves"], c["tma_store"], c["stages"]) == (160, 5, True, 5), c
+    # with one tile per CTA only where it costs no stage: not on 160- or 128-wide tiles over long K ...
     c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)
     assert (c["block_n"], c["waves"], c["tma_store"], c["stages"]) == (160, 1, False, 6), c
-    # and the 16- / 32-wide small-M tiles, one per CTA, keep the register epilogue
-    assert [_C.select_fp8_gemm_config(m, n, k, 132)["tma_store"] for m, n, k in
-            ((64, 2112, 7168), (128, 4096, 7168), (1024, 256, 1024))] == [False] * 3
+    c = _C.select_fp8_gemm_config(256, 7168, 2048, 132)
+    assert (c["block_m"], c["block_n"], c["waves"], c["tma_store"], c["stages"]) == (128, 128, 1, False, 6), c
+    # ... but on the small-M tiles whose stages K caps, and not on split-K ones
+    for m, n, k, store in ((64, 7168, 16384, True), (128, 4096, 7168, True), (64, 2112, 7168, False)):
+        c = _C.select_fp8_gemm_config(m, n, k, 132)
+        assert c["waves"] == 1 and c["tma_store"] == store and c["split_k"] == (1 if store else 2), (m, n, k, c)
+    # masked GEMMs' tile counts are guesses: the store as before, whatever it costs
+    c = _C.select_fp8_gemm_config(1024, 7168, 2048, 132, grouping="masked", num_groups=1, expected_m=128)
+    assert c["waves"] == 1 and c["tma_store"], c
     monkeypatch.setenv("DG_TUNE_TMA_STORE", "1")  # forced: wherever it is supported
     c = _C.select_fp8_gemm_config(512, 5120, 7168, 132)
     assert (c["block_n"], c["tma_store"], c["stages"]) == (160, True, 5), c

@@ -265,19 +265,20 @@ struct Problem {
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
 };
 
-// The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: where
-// a CTA takes 2 or more tiles, whose stores then overlap the next tile's K loop (NOTES 7: faster on every dense
-// shape but the longest K, -1%; NOTES 60, 61: up to -8% / -14% at 2 tiles per CTA and K = 1024). With one tile per
-// CTA nothing overlaps: the store's staging tile costs a stage that is worth more there (NOTES 60, 61: the register
-// epilogue with one more stage -1.4% to -4.6% on six of ten 64-multiple rows, +1.1% / +2.0% on two, 128 x 160 -3.4%
-// / -6.0%), so it is taken only where it costs no stage; except in masked GEMMs, whose tile counts are guesses
-// (expected_m), and, for widths that are not multiples of 64 (32- / 16-column atoms), not for split-K tiles either
-// (NOTES 60: 0 to +2.6% slower with it).
+// The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: in
+// grouped GEMMs wherever it applies, in dense ones where a CTA takes 2 or more tiles, whose stores then overlap the
+// next tile's K loop (NOTES 7: faster on every dense shape but the longest K, -1%; NOTES 60, 61: up to -8% / -14% at
+// 2 tiles per CTA and K = 1024). A dense CTA with one tile has nothing to overlap: the store's staging tile costs a
+// stage that is worth more there (NOTES 60, 61: the register epilogue with one more stage -1.4% to -4.6% on six of
+// ten 64-multiple rows, +1.1% / +2.0% on two, 128 x 160 -3.4% / -6.0%), so it is taken only where it costs no
+// stage, and for widths that are not multiples of 64 (32- / 16-column atoms) not for split-K tiles either (0 to
+// +2.6% slower with it). Grouped GEMMs of one tile per CTA measured the other way (NOTES 61: contiguous +1.4% to
+// +6.3% without the store on five of six rows; ragged -2.0% to +3.2%), and masked ones' tile counts are guesses.
 bool tma_store_pays(const Problem& p, int block_n, int split_k, std::int64_t waves, bool costs_a_stage) {
   const auto forced = env::tune_tma_store();
   if (!fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
-  if (forced == true || waves >= 2) return true;
-  if (costs_a_stage && p.mode != kFp8GemmMasked) return false;
+  if (forced == true || waves >= 2 || p.mode != kFp8GemmDense) return true;
+  if (costs_a_stage) return false;
   return fp8_gemm_d_atom_cols(block_n) == 64 || split_k == 1;
 }
 

@@ -2,8 +2,10 @@
 DG_TUNE_* settings, which must be set before this process starts.
 
     DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped|k_grouped_no_c ...]
+    python benchmarks/experiments/grouped_rows.py contiguous=1,1024,2048,2048 ...   # other shapes: G,M,N,K
 
-(k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue.)
+(k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue; contiguous=...: the
+contiguous and ragged rows of that shape, groups drawn as the table draws them.)
 """
 
 import sys
@@ -20,6 +22,9 @@ rows = []
 if "contiguous" in kinds:
     for shape in bg.M_GROUPED_SHAPES:
         rows += bg.m_grouped_rows(*shape, 20, rng)
+for kind in kinds:
+    if kind.startswith("contiguous="):
+        rows += bg.m_grouped_rows(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng)
 if "masked" in kinds:
     rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
 if "k_grouped" in kinds or "k_grouped_no_c" in kinds:

@@ -3,9 +3,10 @@ DG_TUNE_* settings, which must be set before this process starts.
 
     DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped|k_grouped_no_c ...]
     python benchmarks/experiments/grouped_rows.py contiguous=1,1024,2048,2048 ...   # other shapes: G,M,N,K
+    python benchmarks/experiments/grouped_rows.py masked=16,32,4096,7168 ...        # G,expected M,N,K
 
 (k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue; contiguous=...: the
-contiguous and ragged rows of that shape, groups drawn as the table draws them.)
+contiguous and ragged rows of that shape, groups drawn as the table draws them; masked=...: that masked row.)
 """
 
 import sys
@@ -25,10 +26,13 @@ if "contiguous" in kinds:
 for kind in kinds:
     if kind.startswith("contiguous="):
         rows += bg.m_grouped_rows(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng)
+    elif kind.startswith("masked="):
+        rows.append(bg.masked_row(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng))
 if "masked" in kinds:
     rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
 if "k_grouped" in kinds or "k_grouped_no_c" in kinds:
     with_c = "k_grouped" in kinds
     rows += [bg.k_grouped_row(*shape, 20, rng, with_c=with_c) for shape in bg.K_GROUPED_SHAPES]
 for r in rows:
-    print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS", flush=True)
+    print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS {r['gbs']:7.0f} GB/s",
+          flush=True)

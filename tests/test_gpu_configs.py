@@ -167,18 +167,6 @@ def test_inside_scan(config):
     grouped.test_grouped_inside_scan()  # command buffers with each tile height
 
 
-# Contiguous 256-row tiles walk segments, the runs of 128-row blocks whose first rows have the same expert id
-# (fp8_gemm_tiles.cuh): every case, alone and in clusters of 2; a segment of an odd block count ends in a tile that owns
-# 128 rows (the TMA store for its first warpgroup only).
-@pytest.mark.parametrize("cluster", [1, 2])
-@pytest.mark.parametrize("name", list(grouped.CONTIGUOUS))
-def test_contiguous_segments(monkeypatch, capfd, cluster, name):
-    with _forced(monkeypatch, DG_TUNE_BLOCK_M=256, DG_TUNE_CLUSTER=cluster):
-        grouped.test_contiguous(name)
-    line, fields = _last_config(capfd, "m_grouped_contiguous")
-    assert fields["block_m"] == 256 and fields["tail_split"] == 0, line
-
-
 # ---------------------------------------------------------------------------------------- B multicast
 # Dense clusters that share B: the two CTAs take adjacent M blocks of one N block (odd M-block counts leave the last
 # pair's second tile past M), each loading half of the B tile for both; the default for tiles wider than tall.

@@ -74,10 +74,6 @@ CONTIGUOUS = {
     "three_rows_one_expert": (3, 4, 130, 200, np.asarray([3, 3, 3], np.int32)),
     "m_tail_not_multiple_of_128": (200, 2, 520, 1000, _runs((1, 128), (0, 72))),
     "skewed_one_expert_g16": (512, 16, 256, 512, _runs((15, 512))),
-    # the benchmark's layout: groups of any size, each padded with -1 rows to a multiple of 128 (segments of odd block
-    # counts for 256-row tiles), an empty group, more tiles than SMs
-    "padded_groups_many_tiles": (2560, 5, 2048, 256, _runs((0, 700), (-1, 68), (1, 333), (-1, 51), (3, 901), (-1, 123),
-                                                           (4, 260), (-1, 124))),
 }
 
 

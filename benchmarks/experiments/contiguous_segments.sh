@@ -3,7 +3,11 @@
 # 256-row tiles in clusters of 1 and 2, the grouped file's contiguous cases, the configuration tests' contiguous
 # ones), then the contiguous kernel against the ragged one on the same tokens and the table's contiguous rows, in
 # two rounds.     bash benchmarks/experiments/contiguous_segments.sh     (one device call, ~8 min)
+# contiguous_segments.patch (the kernel change and its tests, 87252b4; measured, not taken) is applied, then taken
+# back; it applies to the kernel of d1621b8 (the commit before 87252b4), which its revert restored.
 . "$(dirname "$0")/prelude.sh"
+git apply benchmarks/experiments/contiguous_segments.patch || exit 1
+trap 'git apply -R benchmarks/experiments/contiguous_segments.patch' EXIT
 build
 part() {  # name, pytest arguments
   local name=$1; shift

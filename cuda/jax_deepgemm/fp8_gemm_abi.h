@@ -155,9 +155,7 @@ constexpr int fp8_gemm_align(int x, int a) { return (x + a - 1) / a * a; }
 // of total length M, each starting a new M block, so sum ceil(rows / BLOCK_M) <= ceil(M / BLOCK_M) + G. Masked and
 // k-grouped: every group has the full M x N grid of tiles (k-grouped: exactly; masked: at most).
 constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long long g, int block_m, int block_n) {
-  // (contiguous 256-row tiles walk segments of 128-row blocks, at most one tile per block: fp8_gemm_tiles.cuh)
-  const int rows_per_tile = mode == kFp8GemmContiguous && block_m == 256 ? 128 : block_m;
-  const long long m_blocks = (m + rows_per_tile - 1) / rows_per_tile;
+  const long long m_blocks = (m + block_m - 1) / block_m;
   const long long n_blocks = (n + block_n - 1) / block_n;
   const bool per_group_grid = mode == kFp8GemmMasked || mode == kFp8GemmKGrouped;
   return (per_group_grid ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;

@@ -89,11 +89,6 @@ __device__ unsigned int jdg_fp8_gemm_trace[kTraceCtas][2][kTraceEvents][2];
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
-// Contiguous 256-row tiles walk *segments* (runs of 128-row blocks whose first rows have the same expert id) the way
-// ragged tiles walk groups, so that a tile does not straddle two experts' blocks (fp8_gemm_tiles.cuh); the tail split
-// counts the tiles of the fixed grid, so it keeps that grid.
-constexpr bool kContiguousSegments = kContiguous && kBlockM == 256 && !kTailSplit;
-constexpr int kSegmentBlockRows = 128;
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles

@@ -6,11 +6,5 @@
 build
 shapes=(contiguous=1,1024,2048,2048 contiguous=1,1024,4096,2048 contiguous=1,1024,4096,7168 contiguous=1,128,7168,2048
         contiguous=2,64,7168,2048 contiguous=1,512,7168,7168)
-for round in 1 2; do
-  for ts in unset 1; do
-    echo "# round $round, DG_TUNE_TMA_STORE=$ts"
-    if [ "$ts" = unset ]; then env -u DG_TUNE_TMA_STORE timeout -k 5 100 python benchmarks/experiments/grouped_rows.py "${shapes[@]}"
-    else DG_TUNE_TMA_STORE=1 timeout -k 5 100 python benchmarks/experiments/grouped_rows.py "${shapes[@]}"; fi 2>&1 |
-      grep -E "grouped"
-  done
-done | tee "$OUT/grouped_one_tile.txt"
+ab DG_TUNE_TMA_STORE 1 python benchmarks/experiments/grouped_rows.py "${shapes[@]}" 2>&1 | grep -E "^#|grouped" |
+  tee "$OUT/grouped_one_tile.txt"

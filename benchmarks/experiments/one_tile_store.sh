@@ -7,11 +7,5 @@
 build
 rows=(128,24576,1536 128,7168,16384 128,7168,2048 256,7168,2048 512,4096,7168 256,7168,7168 768,2048,7168
       1024,4096,7168 384,4096,16384 512,7168,2048 256,24576,1536 1024,7168,1024 256,4096,4096)
-for round in 1 2; do
-  for ts in unset 0; do
-    echo "# round $round, DG_TUNE_TMA_STORE=$ts"
-    if [ "$ts" = unset ]; then env -u DG_TUNE_TMA_STORE timeout -k 5 100 python benchmarks/experiments/dense_rows.py "${rows[@]}"
-    else DG_TUNE_TMA_STORE=0 timeout -k 5 100 python benchmarks/experiments/dense_rows.py "${rows[@]}"; fi 2>&1 |
-      grep -E "^ *[0-9]"
-  done
-done | tee "$OUT/one_tile_ab.txt"
+ab DG_TUNE_TMA_STORE 0 python benchmarks/experiments/dense_rows.py "${rows[@]}" 2>&1 | grep -E "^#|^ *[0-9]" |
+  tee "$OUT/one_tile_ab.txt"

@@ -9,3 +9,15 @@ export PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREA
 build() {
   python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 }
+# `ab VAR VALUE command...`: two rounds of the command, alternating the environment without VAR and with VAR=VALUE
+# (one build, so that both sides run the same binaries); each run is headed by a "# round R, VAR=..." line.
+ab() {
+  local var=$1 value=$2 round side
+  shift 2
+  for round in 1 2; do
+    for side in unset "$value"; do
+      echo "# round $round, $var=$side"
+      if [ "$side" = unset ]; then env -u "$var" timeout -k 5 100 "$@"; else env "$var=$side" timeout -k 5 100 "$@"; fi
+    done
+  done
+}

@@ -98,6 +98,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.split_halves) s << "_sh";
   if (c.split_k > 1) s << "_sk" << c.split_k;
   if (c.tail_split) s << "_tail";
+  if (c.segments) s << "_seg";
   if (profile_waits) s << "_pw";
   return s.str();
 }
@@ -126,6 +127,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
   if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";
+  if (c.segments) s << "#define JDG_CONTIGUOUS_SEGMENTS 1\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();

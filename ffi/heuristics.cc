@@ -109,6 +109,15 @@
 //    on for masked GEMMs (whose tile count the host cannot know: masked_m is on the device) with at least
 //    kTailSplitMinKBlocks K blocks, and elsewhere only forced. DG_TUNE_TAIL_SPLIT=0 / 1 turns it off / on wherever
 //    it applies.
+// 11. Contiguous segments (fp8_gemm_segments_supported: contiguous 256-row tiles without the tail split): the fixed
+//    grid of 256-row tiles puts every expert boundary that is not a multiple of 256 rows inside a tile, which then
+//    takes two K loops (one per expert) on one CTA, and under the static round robin the CTAs holding such tiles set
+//    the kernel's time; tiles that walk segments (runs of 128-row blocks of one expert, like ragged groups) give each
+//    expert its own tiles instead. The walk has a cost of its own per tile that short K does not amortize. Measured
+//    (benchmarks/NOTES.md 63, 64; the benchmark's contiguous rows, segment walk against the fixed grid): K = 7168
+//    -4.2% / -5.2% on an H100, -1.6% / -2.4% on an H200; K = 2048 +3.2% / +1.3% on an H100, +4.0% / +1.2% on an
+//    H200. So it is on from kSegmentsMinKBlocks K blocks. DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it
+//    applies (a forced tail split, DG_TUNE_TAIL_SPLIT=1, keeps the fixed grid it counts).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -140,6 +149,7 @@ constexpr int kMinStages = 2;
 constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
+constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -147,6 +157,13 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 // Step 10's default: where the tail split pays (masked GEMMs over long K), unless DG_TUNE_TAIL_SPLIT says otherwise.
 bool tail_split_pays(int mode, std::int64_t k) {
   return mode == kFp8GemmMasked && ceil_div(k, kFp8BlockK) >= kTailSplitMinKBlocks;
+}
+
+// Step 11: contiguous 256-row tiles walk expert segments over long K, or as DG_TUNE_SEGMENTS says (decided before the
+// tail split, which a segment walk excludes: not where DG_TUNE_TAIL_SPLIT=1 forces that).
+bool segments_pay(int mode, int block_m, std::int64_t k) {
+  if (!fp8_gemm_segments_supported(mode, block_m, false) || env::tune_tail_split() == 1) return false;
+  return env::tune_segments().value_or(ceil_div(k, kFp8BlockK) >= kSegmentsMinKBlocks);
 }
 
 // `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct line (a
@@ -158,12 +175,12 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
                 "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d paired_stages=%d split_halves=%d split_k=%d "
-                "tail_split=%d\n",
+                "tail_split=%d segments=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster,
                 c.multicast_b ? " (B multicast)" : "", c.grid,
                 int(c.tma_store), int(c.acc_pipeline), int(c.paired_stages), int(c.split_halves), c.split_k,
-                int(c.tail_split));
+                int(c.tail_split), int(c.segments));
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
 }
@@ -202,7 +219,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   }
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
-  c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 &&
+  c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 && !c.segments &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
@@ -220,6 +237,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
+  if (const auto segments = env::tune_segments()) forced += " tune_segments=" + std::to_string(int(*segments));
   if (env::tune_multicast_b() >= 0) forced += " tune_multicast_b=" + std::to_string(env::tune_multicast_b());
   if (env::tune_stages() > 0) forced += " tune_stages=" + std::to_string(env::tune_stages());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
@@ -503,7 +521,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
   const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0};  // no split K
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
-  const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n);
+  best.segments = segments_pay(mode, best.block_m, k);
+  const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && g <= 4 && best.block_m == 128);

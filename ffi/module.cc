@@ -40,6 +40,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["paired_stages"] = c.paired_stages;
   d["split_k"] = c.split_k;
   d["tail_split"] = c.tail_split;
+  d["segments"] = c.segments;
   d["multicast_b"] = c.multicast_b;
   d["grid"] = c.grid;
   d["tiles"] = c.tiles;

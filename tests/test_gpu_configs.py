@@ -1,10 +1,10 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
-the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K and the tail split,
-forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE,
-DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K and DG_TUNE_TAIL_SPLIT on
-representative cases of every mode, against the float64 oracle, outputs poisoned. The
-configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
+the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K, the tail split
+and contiguous segments, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B,
+DG_TUNE_ACC_PIPELINE, DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K,
+DG_TUNE_TAIL_SPLIT and DG_TUNE_SEGMENTS on representative cases of every mode, against the float64 oracle, outputs
+poisoned. The configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
 """
@@ -165,6 +165,19 @@ def test_k_grouped(config, capfd, name):
 
 def test_inside_scan(config):
     grouped.test_grouped_inside_scan()  # command buffers with each tile height
+
+
+# DG_TUNE_SEGMENTS=1: contiguous 256-row tiles walk segments, the runs of 128-row blocks whose first rows have the
+# same expert id (fp8_gemm_tiles.cuh; the heuristics take it over long K only, which these cases are not): every
+# case, alone and in clusters of 2; a segment of an odd block count ends in a tile that owns 128 rows (the TMA store
+# for its first warpgroup only). The other forced 256-row cases here run the fixed grid.
+@pytest.mark.parametrize("cluster", [1, 2])
+@pytest.mark.parametrize("name", list(grouped.CONTIGUOUS))
+def test_contiguous_segments(monkeypatch, capfd, cluster, name):
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=256, DG_TUNE_CLUSTER=cluster, DG_TUNE_SEGMENTS=1):
+        grouped.test_contiguous(name)
+    line, fields = _last_config(capfd, "m_grouped_contiguous")
+    assert (fields["block_m"], fields["tail_split"], fields["segments"]) == (256, 0, 1), line
 
 
 # ---------------------------------------------------------------------------------------- B multicast

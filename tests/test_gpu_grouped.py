@@ -74,6 +74,13 @@ CONTIGUOUS = {
     "three_rows_one_expert": (3, 4, 130, 200, np.asarray([3, 3, 3], np.int32)),
     "m_tail_not_multiple_of_128": (200, 2, 520, 1000, _runs((1, 128), (0, 72))),
     "skewed_one_expert_g16": (512, 16, 256, 512, _runs((15, 512))),
+    # the benchmark's layout: groups of any size, each padded with -1 rows to a multiple of 128 (segments of odd block
+    # counts for 256-row tiles), an empty group, more tiles than SMs
+    "padded_groups_many_tiles": (2560, 5, 2048, 256, _runs((0, 700), (-1, 68), (1, 333), (-1, 51), (3, 901), (-1, 123),
+                                                           (4, 260), (-1, 124))),
+    # K = 4096: the heuristics' own 256-row tiles walk the segments (heuristics.cc, step 11), of 3, 5, 2 and 2 blocks,
+    # the last one's id out of range
+    "long_k_segments": (1536, 3, 256, 4096, _runs((2, 300), (-1, 84), (0, 640), (1, 200), (-1, 56), (7, 256))),
 }
 
 
@@ -85,6 +92,10 @@ def test_contiguous(name):
     fn = jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous)
     if name == "aligned_runs_and_padding":
         assert _uses_kernel(dg.m_grouped_fp8_gemm_nt_contiguous, a, b, ids, grouping="contiguous")
+    if name == "long_k_segments":
+        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="contiguous",
+                                                       num_groups=g)
+        assert (c["block_m"], c["segments"]) == (256, True), c
     a64, b64 = _deq(a, b)
     expected = oracle.contiguous(a64, b64, np.asarray(ids))
     bound = oracle.contiguous(a64, b64, np.asarray(ids), fn=oracle.gemm_bound)

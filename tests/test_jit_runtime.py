@@ -863,3 +863,30 @@ def test_tune_tail_split(monkeypatch):
     monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "on")
     with pytest.raises(ValueError, match="DG_TUNE_TAIL_SPLIT must be a non-negative integer"):
         masked(7168)
+
+
+def test_tune_segments(monkeypatch):
+    """Step 11: contiguous 256-row tiles walk expert segments over K >= 4096 by default (the grid then bounded by one
+    tile per 128-row block); DG_TUNE_SEGMENTS=1 forces the walk wherever it applies, 0 keeps the fixed grid, and a
+    forced tail split (which counts the fixed grid's tiles) excludes it."""
+    contiguous = lambda m, k, sms=132: _C.select_fp8_gemm_config(m, 512, k, sms, grouping="contiguous", num_groups=2)  # noqa: E731
+    c = contiguous(4 * 8192, 7168)
+    assert (c["block_m"], c["segments"], c["tail_split"]) == (256, True, False), c
+    assert contiguous(4 * 8192, 4096)["segments"]
+    assert not contiguous(4 * 8192, 2048)["segments"]  # 16 K blocks: the walk's own cost is not amortized
+    assert (contiguous(8192, 7168)["grid"], contiguous(8192, 2048)["grid"]) == (132, 128)  # bounds 64 / 32 x 4 tiles
+    assert contiguous(2 * 128, 7168)["block_m"] == 128 and not contiguous(2 * 128, 7168)["segments"]  # short runs
+    assert not _grouped("ragged", 4 * 8192, 4096, 7168, 4)["segments"]  # ragged tiles walk groups anyway
+    assert not _grouped("masked", 4096, 4096, 7168, 2, expected_m=2048)["segments"]
+    assert not _C.select_fp8_gemm_config(4096, 4096, 7168, 132)["segments"]
+    monkeypatch.setenv("DG_TUNE_SEGMENTS", "1")
+    assert contiguous(4 * 8192, 2048)["segments"]
+    assert not contiguous(2 * 128, 7168)["segments"]  # 128-row tiles: no 256-row tile to straddle experts
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "1")  # (the tail split takes no multicast)
+    c = contiguous(4 * 8192, 7168)
+    assert (c["segments"], c["tail_split"]) == (False, True), c
+    monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
+    assert contiguous(4 * 8192, 7168)["segments"]
+    monkeypatch.setenv("DG_TUNE_SEGMENTS", "0")
+    assert not contiguous(4 * 8192, 7168)["segments"]

@@ -686,7 +686,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         // Ragged and masked tiles: a warpgroup takes the TMA store only when all of its rows are the tile's own
         // (fp8_gemm_abi.h), so that of a partial tile only the warpgroup its last row falls in (and any past it)
         // keeps the register stores; the choice is uniform over each warpgroup, as the named barriers below need.
-        constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
+        constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || (kContiguous && !kContiguousSegments);
         if (kTmaStore && (kTilesOwnRows || (warpgroup + 1) * kWaves * 64 <= tile.rows)) {
           // Epilogue through shared memory, each consumer warpgroup on its own rows (kWaves x 64 of the tile, one
           // box of the D tensor map per column atom): once its previous tile's stores have read its part of the

@@ -53,6 +53,10 @@
 //                           cluster takes one of those tiles and splits its K blocks in two halves; CTA 1 sends its
 //                           FP32 partial tile into CTA 0's pipeline stages (free by then: the tile is the last of
 //                           both), CTA 0 adds it and stores the tile. The last round then takes half as long.
+//   JDG_CONTIGUOUS_SEGMENTS optional, default 0; 1 (fp8_gemm_segments_supported: contiguous, BLOCK_M 256, no
+//                           JDG_TAIL_SPLIT): the tiles walk segments, the runs of 128-row blocks whose first rows have
+//                           the same expert id, each segment's tiles starting at its first row (its last tile may own
+//                           only 128 rows), instead of one fixed grid of 256-row tiles over M.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -154,8 +158,12 @@ constexpr int fp8_gemm_align(int x, int a) { return (x + a - 1) / a * a; }
 // m: rows of A (masked: rows per group), g: groups. Ragged: the G groups and the zero tail are G + 1 row segments
 // of total length M, each starting a new M block, so sum ceil(rows / BLOCK_M) <= ceil(M / BLOCK_M) + G. Masked and
 // k-grouped: every group has the full M x N grid of tiles (k-grouped: exactly; masked: at most).
-constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long long g, int block_m, int block_n) {
-  const long long m_blocks = (m + block_m - 1) / block_m;
+// Contiguous segments (JDG_CONTIGUOUS_SEGMENTS): a segment's last tile may own only 128 rows, so at most one tile per
+// 128-row block.
+constexpr long long fp8_gemm_max_tiles(int mode, long long m, long long n, long long g, int block_m, int block_n,
+                                       bool segments = false) {
+  const int rows_per_tile = segments ? 128 : block_m;
+  const long long m_blocks = (m + rows_per_tile - 1) / rows_per_tile;
   const long long n_blocks = (n + block_n - 1) / block_n;
   const bool per_group_grid = mode == kFp8GemmMasked || mode == kFp8GemmKGrouped;
   return (per_group_grid ? g * m_blocks : mode == kFp8GemmRagged ? m_blocks + g : m_blocks) * n_blocks;
@@ -221,6 +229,12 @@ constexpr bool fp8_gemm_tail_split_supported(int mode, long long k, int block_m,
   const long long ring_bytes = static_cast<long long>(stages) * (block_m + block_n) * kFp8BlockK;
   return mode_ok && cluster == 1 && split_k == 1 && k > kFp8BlockK &&
          ring_bytes >= static_cast<long long>(block_m) * block_n * 4;
+}
+
+// Contiguous segments (JDG_CONTIGUOUS_SEGMENTS): 256-row contiguous tiles; the tail split counts the fixed grid's
+// tiles, so not with it.
+constexpr bool fp8_gemm_segments_supported(int mode, int block_m, bool tail_split) {
+  return mode == kFp8GemmContiguous && block_m == 256 && !tail_split;
 }
 
 // CTAs per launched cluster: the multicast pair, the split-K group, or the tail split's pair.

@@ -89,6 +89,13 @@ __device__ unsigned int jdg_fp8_gemm_trace[kTraceCtas][2][kTraceEvents][2];
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;
+#ifndef JDG_CONTIGUOUS_SEGMENTS
+#define JDG_CONTIGUOUS_SEGMENTS 0
+#endif
+// Contiguous 256-row tiles walk *segments* (runs of 128-row blocks whose first rows have the same expert id) the way
+// ragged tiles walk groups, so that a tile does not straddle two experts' blocks (fp8_gemm_tiles.cuh).
+constexpr bool kContiguousSegments = JDG_CONTIGUOUS_SEGMENTS != 0;
+constexpr int kSegmentBlockRows = 128;
 
 constexpr int kNumKBlocks = (kK + kBlockK - 1) / kBlockK;  // kb; the K tail of the last block is TMA zero fill
 constexpr int kNumNBlocks = (kN + kBlockN - 1) / kBlockN;  // N tiles
@@ -200,6 +207,8 @@ static_assert(!kTailSplit || fp8_gemm_tail_split_supported(kMode, kK, kBlockM, k
               "JDG_TAIL_SPLIT takes dense, contiguous or masked GEMMs without multicast or split K, K > 128, and a "
               "partial tile that fits into the A and B stages");
 static_assert(!kTailSplit || kBlockM * kBlockN * 4 <= kSmemSAOffset, "");
+static_assert(!kContiguousSegments || fp8_gemm_segments_supported(kMode, kBlockM, kTailSplit),
+              "JDG_CONTIGUOUS_SEGMENTS takes contiguous GEMMs with BLOCK_M 256, without JDG_TAIL_SPLIT");
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");

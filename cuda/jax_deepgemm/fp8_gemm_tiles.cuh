@@ -51,9 +51,23 @@ __device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
 __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
 
+// Contiguous segments (kContiguousSegments): the expert id of 128-row block b's first row, -1 if it is not in [0, G).
+__device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
+  const int id = ptx::ldg_s32(args.groups + static_cast<long long>(block) * kSegmentBlockRows);
+  return (id >= 0 && id < args.num_groups) ? id : -1;
+}
+
 // Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
-// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA).
+// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA). Contiguous with
+// 256-row tiles and JDG_CONTIGUOUS_SEGMENTS (the host's choice over long K, heuristics.cc step 11): the same walk over
+// segments, the runs of 128-row blocks whose first rows have
+// the same expert id. A fixed grid of 256-row tiles puts every expert boundary that is not a multiple of 256 inside a
+// tile, which then takes two passes (first_pass) with one warpgroup idle in each; a static round robin makes the
+// CTAs holding such tiles the kernel's critical path (one more K loop: +3.4-3.9% on a 4-group draw, NOTES 63). A
+// segment's tiles start at its first row, like a ragged group's, and its last one may own only 128 rows. Any ids
+// are still fine: a tile's passes come from its own rows' ids, the keys only place the tiles (and every row of
+// [0, M) is some tile's own).
 struct TileScheduler {
   int rank = 0;                 // the CTA's rank in its multicast pair (0 without one)
   int part = 0;                 // split K: the CTA's run of each tile's K blocks (its rank in the cluster)
@@ -72,7 +86,7 @@ struct TileScheduler {
     group = 0;
     start = 0;
     first_tile = 0;
-    if constexpr (kWalksGroups) rows = group_rows(args);
+    if constexpr (kWalksGroups || kContiguousSegments) rows = group_rows(args);
     if constexpr (kKGrouped) rows = segment_length(args);  // k-grouped: `start` and `rows` count K columns
     if constexpr (kTailSplit) plan_tail(args, lane);
   }
@@ -138,9 +152,35 @@ struct TileScheduler {
   }
 
   // Rows of the cursor's group. Ragged: max(size, 0) cut at M - start (no overflow: start <= M); the tail segment
-  // (group == G) runs to M. Masked: clamp(masked_m, 0, group_m).
+  // (group == G) runs to M. Masked: clamp(masked_m, 0, group_m). Contiguous segments: from `start` (a multiple of
+  // 128, < M, or M: none) to the first later block whose key differs, or M; warp-collective (32 keys per load round).
   __device__ __forceinline__ int group_rows(const Fp8GemmArgs& args) const {
-    if constexpr (kMode == kFp8GemmRagged) {
+    if constexpr (kContiguousSegments) {
+      if (start >= args.m) return 0;
+      const int blocks = args.m / kSegmentBlockRows + (args.m % kSegmentBlockRows != 0);
+      const int first = start / kSegmentBlockRows;
+      const int lane = static_cast<int>(ptx::lane_id());
+      constexpr int kNone = 0x7FFFFFFF, kLoads = 4;  // keys per lane and round: one memory round trip per 128 blocks
+      int key = 0, end = kNone;                       // the segment's key (block `first`'s) and end block
+      for (int b = first; end == kNone && b < blocks; b += 32 * kLoads) {
+        int keys[kLoads];
+#pragma unroll
+        for (int j = 0; j < kLoads; ++j) {  // independent loads, all in flight together
+          const int block = b + 32 * j + lane;
+          keys[j] = block < blocks ? segment_key(args, block) : 0;
+        }
+        if (b == first) key = ptx::shfl0(keys[0]);
+        int differs = kNone;
+#pragma unroll
+        for (int j = kLoads - 1; j >= 0; --j) {  // this lane's first block past `first` whose key differs
+          const int block = b + 32 * j + lane;
+          if (block > first && block < blocks && keys[j] != key) differs = block;
+        }
+        end = ptx::redux_min(differs);
+      }
+      const long long end_row = end == kNone ? args.m : static_cast<long long>(end) * kSegmentBlockRows;
+      return static_cast<int>((end_row < args.m ? end_row : args.m) - start);
+    } else if constexpr (kMode == kFp8GemmRagged) {
       const int left = args.m - start;
       if (group >= args.num_groups) return left;
       const int size = ptx::ldg_s32(args.groups + group);
@@ -177,20 +217,20 @@ struct TileScheduler {
       tile.num_kb = kNumKBlocks;
     }
     int num_m_blocks, local = t, base_row = 0;
-    if constexpr (kWalksGroups) {
+    if constexpr (kWalksGroups || kContiguousSegments) {
       constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
       for (;;) {
-        if (group > args.num_groups + kLastGroupOffset) return false;
+        if (kContiguousSegments ? start >= args.m : group > args.num_groups + kLastGroupOffset) return false;
         const int count = m_blocks_of(rows) * kNumTileCols;
         if (t < first_tile + count) break;
         first_tile += count;
-        start += rows;  // ragged: <= M
+        start += rows;  // ragged, contiguous segments: <= M
         ++group;
         rows = group_rows(args);
       }
       num_m_blocks = m_blocks_of(rows);
       local = t - first_tile;
-      base_row = kMode == kFp8GemmRagged ? start : group * args.group_m;
+      base_row = kMode == kFp8GemmMasked ? group * args.group_m : start;
     } else {
       num_m_blocks = m_blocks_of(args.m);
       const int lone_pairs = kLoneColumn ? num_m_blocks / 2 + num_m_blocks % 2 : 0;  // no overflow (M < 2^31)
@@ -209,7 +249,7 @@ struct TileScheduler {
     } else {
       tile_coords(local, num_m_blocks, rank, m_block, tile.n_block);
     }
-    const int total_rows = kWalksGroups ? rows : args.m;
+    const int total_rows = kWalksGroups || kContiguousSegments ? rows : args.m;
     const int left = total_rows - m_block * kBlockM;  // < 0 only for a pair's tile past M
     tile.row0 = base_row + m_block * kBlockM;
     tile.d_row0 = tile.row0;

@@ -139,7 +139,7 @@ def cfg_name(cfg):
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_ps" if cfg.get("PAIRED_STAGES") else "") +
             ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
-            ("_tail" if cfg.get("TAIL_SPLIT") else ""))
+            ("_tail" if cfg.get("TAIL_SPLIT") else "") + ("_seg" if cfg.get("CONTIGUOUS_SEGMENTS") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -367,6 +367,14 @@ def sweep(quick: bool):
         for bm, mode, cl, sk, k in [(128, 0, 2, 1, 7168), (128, 2, 1, 1, 7168), (128, 0, 1, 2, 7168), (128, 3, 1, 1, 128)]:
             c = cfg(bm, 64, 2, 4096, k, mode=mode, cluster=cl)
             jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_K": sk} if sk > 1 else {})}, "JDG_TAIL_SPLIT takes"))
+        # contiguous segments (JDG_CONTIGUOUS_SEGMENTS): 256-row contiguous tiles, both epilogues, a cluster of 2; refused
+        # at 128 rows, in another mode and with the tail split
+        for tma, cl in [(1, 2), (0, 1)]:
+            c = cfg(256, 128, max_stages(256, 128, 0, tma), 4096, 7168, mode=1, cluster=cl, tma_store=tma)
+            jobs.append(({**c, "CONTIGUOUS_SEGMENTS": 1}, True))
+        for bm, mode, extra in [(128, 1, {}), (256, 2, {}), (256, 1, {"TAIL_SPLIT": 1})]:
+            c = cfg(bm, 128, 3, 4096, 7168, mode=mode)
+            jobs.append(({**c, **extra, "CONTIGUOUS_SEGMENTS": 1}, "JDG_CONTIGUOUS_SEGMENTS takes"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

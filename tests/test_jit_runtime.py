@@ -869,7 +869,9 @@ def test_tune_segments(monkeypatch):
     """Step 11: contiguous 256-row tiles walk expert segments over K >= 4096 by default (the grid then bounded by one
     tile per 128-row block); DG_TUNE_SEGMENTS=1 forces the walk wherever it applies, 0 keeps the fixed grid, and a
     forced tail split (which counts the fixed grid's tiles) excludes it."""
-    contiguous = lambda m, k, sms=132: _C.select_fp8_gemm_config(m, 512, k, sms, grouping="contiguous", num_groups=2)  # noqa: E731
+    def contiguous(m, k, sms=132):
+        return _C.select_fp8_gemm_config(m, 512, k, sms, grouping="contiguous", num_groups=2)
+
     c = contiguous(4 * 8192, 7168)
     assert (c["block_m"], c["segments"], c["tail_split"]) == (256, True, False), c
     assert contiguous(4 * 8192, 4096)["segments"]

@@ -4,8 +4,8 @@
 # long_k_segments case takes it by default, the configuration tests' other contiguous cases), then the benchmark's
 # contiguous rows and two K = 4096 ones with DG_TUNE_SEGMENTS=0 / 1 (one build), in two rounds.
 #     bash benchmarks/experiments/contiguous_segments.sh     (one device call, ~7 min)
-# PATCH=benchmarks/experiments/segments_store_only.patch: the same with that patch applied first (and taken back at
-# the end): segment tiles keep the TMA store only, a warpgroup with no rows storing nothing (NOTES 64; prepared).
+# PATCH=<file>: the same with that patch applied first (and taken back at the end), e.g. NOTES 65's
+# segments_store_only.patch (now in the tree).
 . "$(dirname "$0")/prelude.sh"
 if [ -n "${PATCH:-}" ]; then
   git apply "$PATCH" || exit 1

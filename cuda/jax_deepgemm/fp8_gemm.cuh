@@ -683,10 +683,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           ++traced_tiles;
         }
         if ((kLoneColumn || kMulticastB) && tile.rows == 0) return;  // a pair's tile past M (uniform over the CTA)
+        // Contiguous segments: a tile's rows end at a 128-row block boundary (the next segment's) or at M, so a
+        // warpgroup stores all of its rows (those past M clipped) or, in a segment's 128-row last tile, none.
+        if (kContiguousSegments && warpgroup * kWaves * 64 >= tile.rows) return;  // uniform over the warpgroup
         // Ragged and masked tiles: a warpgroup takes the TMA store only when all of its rows are the tile's own
         // (fp8_gemm_abi.h), so that of a partial tile only the warpgroup its last row falls in (and any past it)
         // keeps the register stores; the choice is uniform over each warpgroup, as the named barriers below need.
-        constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || (kContiguous && !kContiguousSegments);
+        constexpr bool kTilesOwnRows = kMode == kFp8GemmDense || kContiguous;
         if (kTmaStore && (kTilesOwnRows || (warpgroup + 1) * kWaves * 64 <= tile.rows)) {
           // Epilogue through shared memory, each consumer warpgroup on its own rows (kWaves x 64 of the tile, one
           // box of the D tensor map per column atom): once its previous tile's stores have read its part of the

@@ -114,11 +114,12 @@
 //    takes two K loops (one per expert) on one CTA, and under the static round robin the CTAs holding such tiles set
 //    the kernel's time; tiles that walk segments (runs of 128-row blocks of one expert, like ragged groups) give each
 //    expert its own tiles instead. The walk has a cost of its own per tile that short K does not amortize. Measured
-//    (benchmarks/NOTES.md 64, segment walk against the fixed grid; the benchmark's contiguous rows and two K = 4096
-//    ones): on an H100, one build, K = 7168 -2.2% / -2.5%, K = 4096 -1.4% / -3.8%, K = 2048 +3.9% / +2.3%; on an
-//    H200, against a table of the same machine, K = 7168 -1.6% / -2.4%, K = 2048 +4.0% / +1.3%. So it is on from
-//    kSegmentsMinKBlocks K blocks. DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it applies (a forced tail split,
-//    DG_TUNE_TAIL_SPLIT=1, keeps the fixed grid it counts).
+//    (benchmarks/NOTES.md 64, 65: the segment walk against the fixed grid on the benchmark's contiguous rows and two
+//    K = 4096 ones): on an H100, one build, with the walk's tiles on the TMA store only (65), K = 7168 -2.7% / -3.7%,
+//    K = 4096 -1.7% / -4.3%, K = 2048 +2.3% / +0.7%; before that, on an H200 against a table of the same machine
+//    (64), K = 7168 -1.6% / -2.4%, K = 2048 +4.0% / +1.3%. So it is on from kSegmentsMinKBlocks K blocks.
+//    DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it applies (a forced tail split, DG_TUNE_TAIL_SPLIT=1, keeps
+//    the fixed grid it counts).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

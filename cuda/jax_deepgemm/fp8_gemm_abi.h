@@ -56,7 +56,8 @@
 //   JDG_CONTIGUOUS_SEGMENTS optional, default 0; 1 (fp8_gemm_segments_supported: contiguous, BLOCK_M 256, no
 //                           JDG_TAIL_SPLIT): the tiles walk segments, the runs of 128-row blocks whose first rows have
 //                           the same expert id, each segment's tiles starting at its first row (its last tile may own
-//                           only 128 rows), instead of one fixed grid of 256-row tiles over M.
+//                           only 128 rows: the second consumer warpgroup then stores nothing), instead of one fixed
+//                           grid of 256-row tiles over M.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -184,9 +185,10 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
 
 // The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), N % 8 == 0 (16-byte
 // row strides of D); every tile width (multiples of 16) splits into column atoms (fp8_gemm_d_atom_cols). Dense and
-// contiguous tiles own all their rows (a TMA store clips the M tail); in ragged and masked tiles each consumer
-// warpgroup takes it only when all of its rows are the tile's: a partial tile's rows past its group belong to the
-// next group (ragged) or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
+// contiguous tiles own all their rows (a TMA store clips the M tail; a contiguous segment's tile ends at a 128-row
+// block, so each warpgroup's rows are all its own or none); in ragged and masked tiles each consumer warpgroup takes
+// it only when all of its rows are the tile's: a partial tile's rows past its group belong to the next group (ragged)
+// or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
 constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
   return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 16 == 0 && n % 8 == 0;
 }

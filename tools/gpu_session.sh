@@ -80,7 +80,9 @@ case "$phase" in
       part "$1_b" $(cat "$OUT/par/ids_$1_01") &
       wait
     }
-    part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py &
+    # (the segment walk's cases name no BLOCK_M in their ids, so the halves below do not take them)
+    part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py \
+      tests/test_gpu_configs.py::test_contiguous_segments &
     part grouped tests/test_gpu_grouped.py &
     halves configs_64 "not tma_store and bm64" &
     halves configs_128 "not tma_store and bm128" &

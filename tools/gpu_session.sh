@@ -89,6 +89,12 @@ case "$phase" in
     part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
     part tma_store tests/test_gpu_configs.py -k "tma_store" &
     wait
+    # Every case of the GPU files must have run in some part (a part cut off by its limit prints no summary).
+    all=$(python -I -m pytest tests/test_gpu_*.py tests/test_threads.py --collect-only -q -p no:cacheprovider \
+          2>/dev/null | grep -c "::")
+    ran=$(for f in "$OUT"/par/tests_*.log; do tail -1 "$f"; done |
+          grep -oE "[0-9]+ (passed|failed|skipped|errors?|xfailed|xpassed)" | awk '{n += $1} END {print n + 0}')
+    echo "par: $ran of the $all GPU test cases ran$([ "$ran" -lt "$all" ] && echo ": SOME DID NOT RUN")"
     tar czf "$OUT/tests_par_logs.tgz" -C "$OUT" par && rm -r "$OUT/par"
     [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 240 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
     ;;

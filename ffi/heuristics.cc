@@ -292,8 +292,9 @@ struct Problem {
 // staging tile costs a stage that is worth more there (NOTES 60, 61: the register epilogue with one more stage -1.4%
 // to -4.6% on six of ten 64-multiple rows, +1.1% / +2.0% on two; on 128 x 160 the store ran 3.4% / 6.0% slower), so
 // it is taken only where it costs no stage, and for widths that are not multiples of 64 (32- / 16-column atoms) not
-// for split-K tiles either (0 to +2.6% slower with it). Grouped GEMMs of one tile per CTA measured the other way (NOTES 61: contiguous +1.4% to
-// +6.3% without the store on five of six rows; ragged -2.0% to +3.2%), and masked ones' tile counts are guesses.
+// for split-K tiles either (0 to +2.6% slower with it). Grouped GEMMs of one tile per CTA measured the other way
+// (NOTES 61: contiguous +1.4% to +6.3% without the store on five of six rows; ragged -2.0% to +3.2%), and masked
+// ones' tile counts are guesses.
 bool tma_store_pays(const Problem& p, int block_n, int split_k, std::int64_t waves, bool costs_a_stage) {
   const auto forced = env::tune_tma_store();
   if (!fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;

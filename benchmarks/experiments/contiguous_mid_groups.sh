@@ -3,20 +3,20 @@
 # there (heuristics.cc step 11). The model charges 256-row tiles G - 1 extra M blocks for tiles that straddle two
 # experts. With the walk no tile straddles, and a segment of an odd block count costs one 128-row tile, about G / 4
 # extra on random sizes. So where the model takes 128-row tiles for such groups, 256 may win (NOTES 65, left open).
-# One build, default / DG_TUNE_BLOCK_M=256 alternating, two rounds; groups drawn as the table draws them.
-#     bash benchmarks/experiments/contiguous_mid_groups.sh     (one device call, ~6 min)
+# One build, the model's tiles / DG_TUNE_BLOCK_M=256 alternating, two rounds (the first compiles: a longer limit);
+# groups drawn as the table draws them; each run's configurations (DG_PRINT_CONFIGS) and times in its own log.
+#     bash benchmarks/experiments/contiguous_mid_groups.sh     (one device call)
 . "$(dirname "$0")/prelude.sh"
 build
 shapes=(contiguous=8,1024,7168,7168 contiguous=8,512,7168,7168 contiguous=16,512,4096,7168
         contiguous=4,1024,7168,4096)
-DG_PRINT_CONFIGS=1 timeout -k 5 200 python benchmarks/experiments/grouped_rows.py "${shapes[@]}" \
-  >"$OUT/configs_default.txt" 2>&1
-DG_PRINT_CONFIGS=1 DG_TUNE_BLOCK_M=256 timeout -k 5 200 python benchmarks/experiments/grouped_rows.py "${shapes[@]}" \
-  >"$OUT/configs_256.txt" 2>&1
 for round in 1 2; do
   for block_m in model 256; do
+    log="$OUT/round${round}_$block_m.txt"
+    if [ $block_m = model ]; then unset DG_TUNE_BLOCK_M; else export DG_TUNE_BLOCK_M=256; fi
+    DG_PRINT_CONFIGS=1 timeout -k 5 $((round == 1 ? 180 : 90)) python benchmarks/experiments/grouped_rows.py \
+      "${shapes[@]}" >"$log" 2>&1
     echo "# round $round, BLOCK_M $block_m"
-    if [ $block_m = model ]; then env -u DG_TUNE_BLOCK_M timeout -k 5 100 python benchmarks/experiments/grouped_rows.py "${shapes[@]}"
-    else DG_TUNE_BLOCK_M=256 timeout -k 5 100 python benchmarks/experiments/grouped_rows.py "${shapes[@]}"; fi
+    grep grouped "$log" | grep -v "^jax_deepgemm"
   done
-done 2>&1 | grep -E "^#|grouped" | tee "$OUT/contiguous_mid_groups_times.txt"
+done | tee "$OUT/contiguous_mid_groups_times.txt"

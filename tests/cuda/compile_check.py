@@ -367,8 +367,8 @@ def sweep(quick: bool):
         for bm, mode, cl, sk, k in [(128, 0, 2, 1, 7168), (128, 2, 1, 1, 7168), (128, 0, 1, 2, 7168), (128, 3, 1, 1, 128)]:
             c = cfg(bm, 64, 2, 4096, k, mode=mode, cluster=cl)
             jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_K": sk} if sk > 1 else {})}, "JDG_TAIL_SPLIT takes"))
-        # contiguous segments (JDG_CONTIGUOUS_SEGMENTS): 256-row contiguous tiles, both epilogues, a cluster of 2; refused
-        # at 128 rows, in another mode and with the tail split
+        # contiguous segments (JDG_CONTIGUOUS_SEGMENTS): 256-row contiguous tiles, both epilogues, a cluster of 2;
+        # refused at 128 rows, in another mode and with the tail split
         for tma, cl in [(1, 2), (0, 1)]:
             c = cfg(256, 128, max_stages(256, 128, 0, tma), 4096, 7168, mode=1, cluster=cl, tma_store=tma)
             jobs.append(({**c, "CONTIGUOUS_SEGMENTS": 1}, True))

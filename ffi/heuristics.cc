@@ -262,6 +262,12 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
+// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows over K >= 4096 take 256-row tiles.
+constexpr std::int64_t kGroupedTallMinRows = 512;
+bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
+  return (mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && rows >= kGroupedTallMinRows &&
+         ceil_div(k, kFp8BlockK) >= kSegmentsMinKBlocks;
+}
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
 // count kHalfWidth192Discount less per wave: since their promotion takes each chunk's scale block at compile time
@@ -388,6 +394,8 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && env::tune_block_n() == 0) {
     choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
+  } else if (grouped_tall(p.mode, rows, p.k)) {
+    choose(p, 256, m_blocks_of(256), best, best_last_wave);
   } else {
     for (int block_m : candidates)
       if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);

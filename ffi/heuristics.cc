@@ -50,7 +50,9 @@
 // choose BLOCK_M as M does for dense and give G * ceil(r / BLOCK_M) M blocks (ragged: at most ceil(M / BLOCK_M) + G,
 // one partial tile per group); contiguous: ceil(M / BLOCK_M), its groups being runs of whole 128-row blocks, plus at
 // 256 rows G - 1: an expert boundary may cut a 256-row tile, which then takes two passes (one per expert, each with
-// half its waves idle) and costs two tiles. Long runs (M / G >> 256) therefore take 256-row tiles, short ones 128.
+// half its waves idle) and costs two tiles (with the segment walk of step 11 no tile straddles, and about G / 4 would
+// be nearer; step 12 decides these groups' BLOCK_M from 512 rows on anyway). Long runs (M / G >> 256) therefore take
+// 256-row tiles, short ones 128.
 // Masked: G * (r / BLOCK_M + 1/2) (at most G * ceil(M / BLOCK_M)): masked_m scatters around expected_m, so a group's
 // last tile is on average half empty.
 // The grid comes from the static bound fp8_gemm_max_tiles, never from r.
@@ -120,6 +122,14 @@
 //    (64), K = 7168 -1.6% / -2.4%, K = 2048 +4.0% / +1.3%. So it is on from kSegmentsMinKBlocks K blocks.
 //    DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it applies (a forced tail split, DG_TUNE_TAIL_SPLIT=1, keeps
 //    the fixed grid it counts).
+// 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 512 rows over K >= 4096 take 256-row tiles (the
+//    width still the model's). There the cost above takes 128 x 192 / 160 tiles, which it prices at 0.80 / 0.70 of a
+//    256 x 128 wave; measured, their waves took 0.82-0.97 of its time (wave counts estimated from the groups drawn).
+//    Why is not known: every B tile serves half as many rows, which the model counts only through kTileOverhead.
+//    Measured on an H100 (benchmarks/NOTES.md 66, one build, two rounds, 256 x 128 against the previous picks):
+//    contiguous G x rows x N x K = 8 x 1024 x 7168 x 7168 -10.8%, 8 x 512 x 7168 x 7168 -9.5% / -10.0%,
+//    16 x 512 x 4096 x 7168 -3.5%, 4 x 1024 x 7168 x 4096 -1.9% / -2.6%; ragged -10.9% to -17.4% on the first
+//    three (the fourth took 256 rows already). Groups under 512 rows and K < 4096 are unmeasured and keep the cost.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -262,7 +272,8 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
-// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows over K >= 4096 take 256-row tiles.
+// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows over K >= 4096 take 256-row tiles
+// (not where DG_TUNE_BLOCK_M forces a BLOCK_M: choose_all tries that first).
 constexpr std::int64_t kGroupedTallMinRows = 512;
 bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
   return (mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && rows >= kGroupedTallMinRows &&

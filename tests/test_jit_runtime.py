@@ -892,3 +892,21 @@ def test_tune_segments(monkeypatch):
     assert contiguous(4 * 8192, 7168)["segments"]
     monkeypatch.setenv("DG_TUNE_SEGMENTS", "0")
     assert not contiguous(4 * 8192, 7168)["segments"]
+
+
+def test_mid_size_groups_take_256_row_tiles(monkeypatch):
+    """Step 12: contiguous and ragged groups of >= 512 rows over K >= 4096 take 256-row tiles, which measured 2-17%
+    faster than the 128 x 192 / 160 ones the cost alone picks there (benchmarks/NOTES.md 66); shorter groups and
+    shorter K keep the cost's choice, and a forced BLOCK_M still wins."""
+    measured = [(8, 1024, 7168, 7168), (8, 512, 7168, 7168), (16, 512, 4096, 7168), (4, 1024, 7168, 4096)]
+    for grouping in ("contiguous", "ragged"):
+        for g, rows, n, k in measured:
+            c = _grouped(grouping, g * rows, n, k, g)
+            assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
+    # the cost's picks where step 12 does not apply: 384-row groups, K = 2048 (contiguous: no segment walk there)
+    assert _grouped("contiguous", 16 * 384, 7168, 7168, 16)["block_m"] == 128
+    assert _grouped("ragged", 16 * 384, 7168, 7168, 16)["block_m"] == 128
+    assert _grouped("contiguous", 8 * 512, 7168, 2048, 8)["block_m"] == 128
+    assert _grouped("masked", 8 * 4096, 7168, 2048, 8, expected_m=384)["block_m"] == 128  # masked: step 6 decides
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
+    assert _grouped("contiguous", 8 * 1024, 7168, 7168, 8)["block_m"] == 128

@@ -3,6 +3,8 @@
 # there (heuristics.cc step 11). The model charges 256-row tiles G - 1 extra M blocks for tiles that straddle two
 # experts. With the walk no tile straddles, and a segment of an odd block count costs one 128-row tile, about G / 4
 # extra on random sizes. So where the model takes 128-row tiles for such groups, 256 may win (NOTES 65, left open).
+# Run in session 31 (NOTES 66): 256 won by 3-17%, which step 12 (grouped_tall.sh) now takes; on its own, the
+# straddle count would not have changed the picks.
 # One build, the model's tiles / DG_TUNE_BLOCK_M=256 alternating, two rounds (the first compiles: a longer limit);
 # groups drawn as the table draws them; each run's configurations (DG_PRINT_CONFIGS) and times in its own log.
 #     bash benchmarks/experiments/contiguous_mid_groups.sh     (one device call)

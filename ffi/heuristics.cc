@@ -273,7 +273,7 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
 // Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows over K >= 4096 take 256-row tiles
-// (not where DG_TUNE_BLOCK_M forces a BLOCK_M: choose_all tries that first).
+// (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
 constexpr std::int64_t kGroupedTallMinRows = 512;
 bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
   return (mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && rows >= kGroupedTallMinRows &&
@@ -405,8 +405,8 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && env::tune_block_n() == 0) {
     choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
-  } else if (grouped_tall(p.mode, rows, p.k)) {
-    choose(p, 256, m_blocks_of(256), best, best_last_wave);
+  } else if (grouped_tall(p.mode, rows, p.k) && env::tune_block_n() <= kMaxBlockNTwoWaves) {
+    choose(p, 256, m_blocks_of(256), best, best_last_wave);  // (a forced width over 128 needs 128-row tiles)
   } else {
     for (int block_m : candidates)
       if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);

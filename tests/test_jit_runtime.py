@@ -908,5 +908,11 @@ def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     assert _grouped("ragged", 16 * 384, 7168, 7168, 16)["block_m"] == 128
     assert _grouped("contiguous", 8 * 512, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("masked", 8 * 4096, 7168, 2048, 8, expected_m=384)["block_m"] == 128  # masked: step 6 decides
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")  # a forced width over 128 takes 128-row tiles, as before step 12
+    assert (_grouped("ragged", 8 * 1024, 7168, 7168, 8)["block_m"], _grouped("ragged", 8 * 1024, 7168, 7168, 8)[
+        "block_n"]) == (128, 192)
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "64")  # a narrower one keeps step 12's rows
+    assert _grouped("ragged", 8 * 1024, 7168, 7168, 8)["block_m"] == 256
+    monkeypatch.delenv("DG_TUNE_BLOCK_N")
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("contiguous", 8 * 1024, 7168, 7168, 8)["block_m"] == 128

@@ -122,14 +122,18 @@
 //    (64), K = 7168 -1.6% / -2.4%, K = 2048 +4.0% / +1.3%. So it is on from kSegmentsMinKBlocks K blocks.
 //    DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it applies (a forced tail split, DG_TUNE_TAIL_SPLIT=1, keeps
 //    the fixed grid it counts).
-// 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 512 rows over K >= 4096 take 256-row tiles (the
-//    width still the model's). There the cost above takes 128 x 192 / 160 tiles, which it prices at 0.80 / 0.70 of a
-//    256 x 128 wave; measured, their waves took 0.82-0.97 of its time (wave counts estimated from the groups drawn).
+// 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 384 rows (M / G) take 256 x 128 tiles where
+//    the cost picks that width for 256-row tiles (on narrower ones it keeps its own choice): contiguous ones where
+//    step 11's walk is on (K >= 4096), ragged ones from K >= 2048. There the cost above takes 128 x 192 / 160 / 128
+//    tiles, which it prices at 0.80 / 0.70 of a 256 x 128 wave; measured, their waves took 0.82-0.97 of its time.
 //    Why is not known: every B tile serves half as many rows, which the model counts only through kTileOverhead.
-//    Measured on an H100 (benchmarks/NOTES.md 66, one build, two rounds, 256 x 128 against the previous picks):
-//    contiguous G x rows x N x K = 8 x 1024 x 7168 x 7168 -10.8%, 8 x 512 x 7168 x 7168 -9.5% / -10.0%,
-//    16 x 512 x 4096 x 7168 -3.5%, 4 x 1024 x 7168 x 4096 -1.9% / -2.6%; ragged -10.9% to -17.4% on the first
-//    three (the fourth took 256 rows already). Groups under 512 rows and K < 4096 are unmeasured and keep the cost.
+//    Measured on an H100, one build, two rounds, 256 x 128 against the previous picks (benchmarks/NOTES.md 66, 67;
+//    G x nominal rows x N x K, groups drawn in [0.7, 1.3] x nominal, contiguous ones padded to 128 rows):
+//    contiguous 8 x 1024 x 7168 x 7168 -10.8%, 8 x 512 x 7168 x 7168 -9.5% / -10.0%, 16 x 512 x 4096 x 7168 -3.5%,
+//    4 x 1024 x 7168 x 4096 -1.9% / -2.6%, 16 x 384 x 7168 x 7168 (M / G = 448) -5.9%; ragged -10.9% to -17.4% on
+//    the first three, 8 x 512 x 7168 x 2048 -4.3%, 8 x 1024 x 4096 x 2048 -8.6%. Not taken: contiguous 32 x 256 x
+//    7168 x 7168 (M / G = 336) -2.5% but 16 x 256 x 4096 x 7168 (296) +1.5%; contiguous at K = 2048 (the fixed grid,
+//    whose 256-row tiles straddle experts): +6% / +16%.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -272,12 +276,15 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
-// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows over K >= 4096 take 256-row tiles
-// (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
-constexpr std::int64_t kGroupedTallMinRows = 512;
+// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows take 256-row tiles: contiguous ones
+// where their tiles walk expert segments (step 11: the fixed grid's straddling tiles lose at K = 2048), ragged ones
+// from K >= 2048 (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
+constexpr std::int64_t kGroupedTallMinRows = 384;
+constexpr std::int64_t kRaggedTallMinKBlocks = 16;  // K >= 2048
 bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
-  return (mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && rows >= kGroupedTallMinRows &&
-         ceil_div(k, kFp8BlockK) >= kSegmentsMinKBlocks;
+  if (rows < kGroupedTallMinRows) return false;
+  if (mode == kFp8GemmContiguous) return segments_pay(mode, 256, k);
+  return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks;
 }
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
@@ -405,11 +412,21 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && env::tune_block_n() == 0) {
     choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
-  } else if (grouped_tall(p.mode, rows, p.k) && env::tune_block_n() <= kMaxBlockNTwoWaves) {
-    choose(p, 256, m_blocks_of(256), best, best_last_wave);  // (a forced width over 128 needs 128-row tiles)
   } else {
-    for (int block_m : candidates)
-      if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);
+    // Step 12 where the cost's 256-row pick is 128 wide (or the forced width): the tiles it was measured on. (A forced
+    // width over 128 needs 128-row tiles.)
+    const int forced_n = env::tune_block_n();
+    Fp8GemmConfig tall;
+    std::int64_t tall_last_wave = -1;
+    if (grouped_tall(p.mode, rows, p.k) && forced_n <= kMaxBlockNTwoWaves)
+      choose(p, 256, m_blocks_of(256), tall, tall_last_wave);
+    if (tall.block_n == (forced_n > 0 ? forced_n : 128)) {
+      best = tall;
+      best_last_wave = tall_last_wave;
+    } else {
+      for (int block_m : candidates)
+        if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);
+    }
   }
   const int forced_n = env::tune_block_n();
   if (best.block_n == 0 && forced_n > 0)

@@ -895,24 +895,29 @@ def test_tune_segments(monkeypatch):
 
 
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
-    """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments) and ragged ones over
-    K >= 2048 take 256-row tiles, which measured 2-17% faster than the 128 x 192 / 160 ones the cost alone picks there
-    (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a forced BLOCK_M still
-    wins. Rows per group as the host sees them (M / G) in the measured runs."""
+    """Step 12: contiguous groups of >= 288 rows over K >= 4096 (where their tiles walk segments) and ragged ones of
+    >= 384 rows over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 ones the
+    cost alone picks there (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a
+    forced BLOCK_M still wins. Rows per group as the host sees them (M / G) in the measured runs."""
     measured = [(8, 1024, 7168, 7168), (8, 512, 7168, 7168), (16, 512, 4096, 7168), (4, 1024, 7168, 4096),
                 (16, 448, 7168, 7168)]
     for grouping in ("contiguous", "ragged"):
         for g, rows, n, k in measured:
             c = _grouped(grouping, g * rows, n, k, g)
             assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
-    for g, rows, n, k in [(8, 517, 7168, 2048), (8, 1127, 4096, 2048)]:  # ragged only: contiguous K = 2048 below
-        c = _grouped("ragged", g * rows, n, k, g)
-        assert (c["block_m"], c["block_n"]) == (256, 128), (g, rows, n, k, c)
-    # the cost's picks where step 12 does not apply: groups under 384 rows; contiguous K = 2048 (no segment walk)
-    assert _grouped("contiguous", 32 * 336, 7168, 7168, 32)["block_m"] == 128
+    for grouping, g, rows, n, k in [("contiguous", 32, 288, 7168, 7168), ("contiguous", 24, 373, 7168, 4096),
+                                    ("ragged", 8, 517, 7168, 2048), ("ragged", 8, 1127, 4096, 2048),
+                                    ("ragged", 16, 385, 7168, 2048)]:
+        c = _grouped(grouping, g * rows, n, k, g)
+        assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
+    # the cost's picks where step 12 does not apply: shorter groups; contiguous K = 2048 (no segment walk there)
+    assert _grouped("contiguous", 32 * 256, 7168, 7168, 32)["block_m"] == 128
     assert _grouped("ragged", 32 * 261, 7168, 7168, 32)["block_m"] == 128
+    assert _grouped("ragged", 24 * 318, 7168, 4096, 24)["block_m"] == 128
     assert _grouped("contiguous", 8 * 608, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("masked", 8 * 4096, 7168, 2048, 8, expected_m=384)["block_m"] == 128  # masked: step 6 decides
+    # where the cost's 256-row pick is narrower than 128 (one 1024-row group, N = 2048): 128-row tiles, as before
+    assert _grouped("ragged", 1024, 2048, 2048, 1)["block_m"] == 128
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")  # a forced width over 128 takes 128-row tiles, as before step 12
     assert (_grouped("ragged", 8 * 1024, 7168, 7168, 8)["block_m"], _grouped("ragged", 8 * 1024, 7168, 7168, 8)[
         "block_n"]) == (128, 192)

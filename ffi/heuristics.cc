@@ -122,21 +122,21 @@
 //    (64), K = 7168 -1.6% / -2.4%, K = 2048 +4.0% / +1.3%. So it is on from kSegmentsMinKBlocks K blocks.
 //    DG_TUNE_SEGMENTS=0 / 1 turns it off / on wherever it applies (a forced tail split, DG_TUNE_TAIL_SPLIT=1, keeps
 //    the fixed grid it counts).
-// 12. Contiguous and ragged groups of many rows (M / G) take 256 x 128 tiles where the cost picks that width for
-//    256-row tiles (on narrower ones it keeps its own choice): contiguous groups of at least kContiguousTallMinRows =
-//    288 rows where step 11's walk is on (K >= 4096), ragged ones of at least kRaggedTallMinRows = 384 from K >= 2048.
-//    There the cost above takes 128 x 192 / 160 / 128 tiles, which it prices at 0.80 / 0.70 of a 256 x 128 wave;
-//    measured, their waves took 0.82-0.97 of its time. Why is not known: every B tile serves half as many rows, which
-//    the model counts only through kTileOverhead. Measured on an H100, one build, two rounds, 256 x 128 against the
-//    previous picks (benchmarks/NOTES.md 66, 67; G x nominal rows x N x K, groups drawn in [0.7, 1.3] x nominal,
-//    contiguous ones padded to 128 rows, M / G in brackets where it decides):
+// 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 384 rows (M / G) take 256 x 128 tiles where
+//    the cost picks that width for 256-row tiles (on narrower ones it keeps its own choice): contiguous ones where
+//    step 11's walk is on (K >= 4096), ragged ones from K >= 2048. There the cost above takes 128 x 192 / 160 / 128
+//    tiles, which it prices at 0.80 / 0.70 of a 256 x 128 wave; measured, their waves took 0.82-0.97 of its time.
+//    Why is not known: every B tile serves half as many rows, which the model counts only through kTileOverhead.
+//    Measured on an H100, one build, two rounds, 256 x 128 against the previous picks (benchmarks/NOTES.md 66, 67;
+//    G x nominal rows x N x K, groups drawn in [0.7, 1.3] x nominal, contiguous ones padded to 128 rows, M / G in
+//    brackets where it decides):
 //    contiguous 8 x 1024 x 7168 x 7168 -10.8%, 8 x 512 x 7168 x 7168 -9.5% / -10.0%, 16 x 512 x 4096 x 7168 -3.5%,
 //    4 x 1024 x 7168 x 4096 -1.9% / -2.6%, 16 x 384 x 7168 x 7168 (448) -5.9%, 16 x 384 x 4096 x 7168 (464) -4.7%,
-//    8 x 512 x 4096 x 4096 -4.9%, 32 x 224 x 7168 x 7168 (288) -7.5%, 32 x 256 x 7168 x 7168 (336) -2.5%,
-//    24 x 288 x 7168 x 4096 (373) -0.5%, 24 x 320 x 4096 x 7168 (384) -0.8%, but 16 x 256 x 4096 x 7168 (296) +1.5%;
-//    ragged -10.9% to -17.4% on the first three, 8 x 512 x 7168 x 2048 -4.3%, 8 x 1024 x 4096 x 2048 -8.6%,
-//    16 x 384 x 7168 x 2048 (385) -2.1%. Not taken: ragged groups under 384 rows (307-318: +3.4% at K = 2048, +5.2%
-//    at K = 4096, -2.4% at K = 7168 and N = 4096); contiguous at K = 2048 (the fixed grid, whose 256-row tiles
+//    8 x 512 x 4096 x 4096 -4.9%, 24 x 320 x 4096 x 7168 (384) -0.8%; ragged -10.9% to -17.4% on the first three,
+//    8 x 512 x 7168 x 2048 -4.3%, 8 x 1024 x 4096 x 2048 -8.6%, 16 x 384 x 7168 x 2048 (385) -2.1%.
+//    Under 384 rows it is mixed, so not taken: contiguous -7.5% (288) and -2.5% (336) at N = K = 7168, but +1.5%
+//    (296) and +6.6% (336) at N = 4096, K = 7168, -0.5% (373) and +3.1% (325) at K = 4096; ragged (307-318) +3.4% at
+//    K = 2048, +5.2% at K = 4096, -2.4% at K = 7168. Nor contiguous at K = 2048 (the fixed grid, whose 256-row tiles
 //    straddle experts): +6% to +49%.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
@@ -280,15 +280,15 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
-// Step 12: contiguous groups of at least kContiguousTallMinRows rows where their tiles walk expert segments (step 11:
-// the fixed grid's straddling tiles lose at K = 2048), ragged ones of at least kRaggedTallMinRows from K >= 2048, take
-// 256-row tiles (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
-constexpr std::int64_t kContiguousTallMinRows = 288;
-constexpr std::int64_t kRaggedTallMinRows = 384;
+// Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows take 256-row tiles: contiguous ones
+// where their tiles walk expert segments (step 11: the fixed grid's straddling tiles lose at K = 2048), ragged ones
+// from K >= 2048 (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
+constexpr std::int64_t kGroupedTallMinRows = 384;
 constexpr std::int64_t kRaggedTallMinKBlocks = 16;  // K >= 2048
 bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
-  if (mode == kFp8GemmContiguous) return rows >= kContiguousTallMinRows && segments_pay(mode, 256, k);
-  return mode == kFp8GemmRagged && rows >= kRaggedTallMinRows && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks;
+  if (rows < kGroupedTallMinRows) return false;
+  if (mode == kFp8GemmContiguous) return segments_pay(mode, 256, k);
+  return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks;
 }
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)

@@ -895,9 +895,9 @@ def test_tune_segments(monkeypatch):
 
 
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
-    """Step 12: contiguous groups of >= 288 rows over K >= 4096 (where their tiles walk segments) and ragged ones of
-    >= 384 rows over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 ones the
-    cost alone picks there (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a
+    """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments) and ragged ones
+    over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 ones the cost alone
+    picks there (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a
     forced BLOCK_M still wins. Rows per group as the host sees them (M / G) in the measured runs."""
     measured = [(8, 1024, 7168, 7168), (8, 512, 7168, 7168), (16, 512, 4096, 7168), (4, 1024, 7168, 4096),
                 (16, 448, 7168, 7168)]
@@ -905,13 +905,13 @@ def test_mid_size_groups_take_256_row_tiles(monkeypatch):
         for g, rows, n, k in measured:
             c = _grouped(grouping, g * rows, n, k, g)
             assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
-    for grouping, g, rows, n, k in [("contiguous", 32, 288, 7168, 7168), ("contiguous", 24, 373, 7168, 4096),
-                                    ("ragged", 8, 517, 7168, 2048), ("ragged", 8, 1127, 4096, 2048),
-                                    ("ragged", 16, 385, 7168, 2048)]:
+    for grouping, g, rows, n, k in [("contiguous", 24, 384, 4096, 7168), ("ragged", 8, 517, 7168, 2048),
+                                    ("ragged", 8, 1127, 4096, 2048), ("ragged", 16, 385, 7168, 2048)]:
         c = _grouped(grouping, g * rows, n, k, g)
         assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
     # the cost's picks where step 12 does not apply: shorter groups; contiguous K = 2048 (no segment walk there)
-    assert _grouped("contiguous", 32 * 256, 7168, 7168, 32)["block_m"] == 128
+    assert _grouped("contiguous", 32 * 288, 7168, 7168, 32)["block_m"] == 128
+    assert _grouped("contiguous", 16 * 336, 4096, 7168, 16)["block_m"] == 128
     assert _grouped("ragged", 32 * 261, 7168, 7168, 32)["block_m"] == 128
     assert _grouped("ragged", 24 * 318, 7168, 4096, 24)["block_m"] == 128
     assert _grouped("contiguous", 8 * 608, 7168, 2048, 8)["block_m"] == 128

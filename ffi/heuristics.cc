@@ -405,7 +405,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
 template <typename MBlocks>
 Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_of) {
   const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !at_most_128_rows(p.mode) ? 256 : 0};
-  const int forced_m = env::tune_block_m();
+  const int forced_m = env::tune_block_m(), forced_n = env::tune_block_n();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
     throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
                                 "supports (64, 128 or 256)");
@@ -416,12 +416,11 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
                            rows >= kMaskedTallMinRows && p.n >= 128;
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
-  } else if (masked_tall && env::tune_block_n() == 0) {
+  } else if (masked_tall && forced_n == 0) {
     choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
   } else {
     // Step 12 where the cost's 256-row pick is 128 wide (or the forced width): the tiles it was measured on. (A forced
     // width over 128 needs 128-row tiles.)
-    const int forced_n = env::tune_block_n();
     Fp8GemmConfig tall;
     std::int64_t tall_last_wave = -1;
     if (grouped_tall(p.mode, rows, p.k) && forced_n <= kMaxBlockNTwoWaves)
@@ -434,7 +433,6 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
         if (block_m > 0) choose(p, block_m, m_blocks_of(block_m), best, best_last_wave);
     }
   }
-  const int forced_n = env::tune_block_n();
   if (best.block_n == 0 && forced_n > 0)
     throw std::invalid_argument("DG_TUNE_BLOCK_N=" + std::to_string(forced_n) + " is not a BLOCK_N the kernel can "
                                 "use here (a multiple of 16 up to 192, 176 with per-row B scales, 128 at BLOCK_M "

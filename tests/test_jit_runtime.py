@@ -914,6 +914,7 @@ def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     assert _grouped("contiguous", 16 * 336, 4096, 7168, 16)["block_m"] == 128
     assert _grouped("ragged", 32 * 261, 7168, 7168, 32)["block_m"] == 128
     assert _grouped("ragged", 24 * 318, 7168, 4096, 24)["block_m"] == 128
+    assert _grouped("contiguous", 8 * 512, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("contiguous", 8 * 608, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("masked", 8 * 4096, 7168, 2048, 8, expected_m=384)["block_m"] == 128  # masked: step 6 decides
     # where the cost's 256-row pick is narrower than 128 (one 1024-row group, N = 2048): 128-row tiles, as before

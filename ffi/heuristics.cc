@@ -51,7 +51,7 @@
 // one partial tile per group); contiguous: ceil(M / BLOCK_M), its groups being runs of whole 128-row blocks, plus at
 // 256 rows G - 1: an expert boundary may cut a 256-row tile, which then takes two passes (one per expert, each with
 // half its waves idle) and costs two tiles (with the segment walk of step 11 no tile straddles, and about G / 4 would
-// be nearer; step 12 decides these groups' BLOCK_M from 512 rows on anyway). Long runs (M / G >> 256) therefore take
+// be nearer; step 12 decides these groups' BLOCK_M from 384 rows on anyway). Long runs (M / G >> 256) therefore take
 // 256-row tiles, short ones 128.
 // Masked: G * (r / BLOCK_M + 1/2) (at most G * ceil(M / BLOCK_M)): masked_m scatters around expected_m, so a group's
 // last tile is on average half empty.

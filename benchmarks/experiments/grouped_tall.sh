@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Step 12 (NOTES 66): contiguous and ragged groups of >= 512 rows over K >= 4096 take 256-row tiles. One build, the
-# model's picks against the previous ones (DG_TUNE_BLOCK_M=128 gives them on these rows: 128 x 192 / 160), alternating
-# over two rounds, on contiguous_mid_groups.sh's rows; then the GPU tests of the two modes with the new defaults.
+# Step 12 as session 31 took it (NOTES 66; its bounds moved in 67): contiguous and ragged groups of >= 512 rows
+# over K >= 4096 take 256-row tiles. One build, the model's picks against the previous ones (DG_TUNE_BLOCK_M=128
+# gives them on these rows: 128 x 192 / 160), alternating over two rounds, on contiguous_mid_groups.sh's rows; then
+# the GPU tests of the two modes with the new defaults.
 #     bash benchmarks/experiments/grouped_tall.sh     (one device call)
 OUT="${OUT:-./gpu-out}"
 BLOCK_MS="model 128" bash "$(dirname "$0")/grouped_block_m.sh" contiguous=8,1024,7168,7168 \

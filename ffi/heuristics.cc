@@ -125,7 +125,8 @@
 // 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 384 rows (M / G) take 256 x 128 tiles where
 //    the cost picks that width for 256-row tiles (on narrower ones it keeps its own choice): contiguous ones where
 //    step 11's walk is on (K >= 4096), ragged ones from K >= 2048. There the cost above takes 128 x 192 / 160 / 128
-//    tiles, which it prices at 0.80 / 0.70 of a 256 x 128 wave; measured, their waves took 0.82-0.97 of its time.
+//    tiles, which it prices at 0.80 / 0.70 / 0.60 of a 256 x 128 wave; measured (66), 128 x 192 / 160 waves took
+//    0.82-0.97 of its time.
 //    Why is not known: every B tile serves half as many rows, which the model counts only through kTileOverhead.
 //    Measured on an H100, one build, two rounds, 256 x 128 against the previous picks (benchmarks/NOTES.md 66, 67;
 //    G x nominal rows x N x K, groups drawn in [0.7, 1.3] x nominal, contiguous ones padded to 128 rows, M / G in

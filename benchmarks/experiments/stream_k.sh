@@ -12,8 +12,8 @@ export DG_JIT_CACHE_DIR=/tmp/jdg-cache-sk
 check() {  # settings, shapes
   local settings=$1; shift
   # shellcheck disable=SC2086  # the settings are words
-  env $settings DG_TUNE_STREAM_K=1 DG_PRINT_CONFIGS=1 timeout -k 5 150 python benchmarks/experiments/check_dense.py "$@" \
-    2>&1 | grep -E "check|rror|jax_deepgemm: dense" | sed "s/^/[${settings:-model}] /"
+  env $settings DG_TUNE_STREAM_K=1 DG_PRINT_CONFIGS=1 timeout -k 5 150 \
+    python benchmarks/experiments/check_dense.py "$@" 2>&1 | grep -E "check|rror|jax_deepgemm: dense" | sed "s/^/[${settings:-model}] /"
   return "${PIPESTATUS[0]}"
 }
 {

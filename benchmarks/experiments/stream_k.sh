@@ -13,7 +13,8 @@ check() {  # settings, shapes
   local settings=$1; shift
   # shellcheck disable=SC2086  # the settings are words
   env $settings DG_TUNE_STREAM_K=1 DG_PRINT_CONFIGS=1 timeout -k 5 150 \
-    python benchmarks/experiments/check_dense.py "$@" 2>&1 | grep -E "check|rror|jax_deepgemm: dense" | sed "s/^/[${settings:-model}] /"
+    python benchmarks/experiments/check_dense.py "$@" 2>&1 | grep -E "check|rror|jax_deepgemm: dense" |
+    sed "s/^/[${settings:-model}] /"
   return "${PIPESTATUS[0]}"
 }
 {

@@ -12,8 +12,8 @@ git apply benchmarks/experiments/width_176.patch || exit 1
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/jdg-cache-176
 DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=176 DG_PRINT_CONFIGS=1 timeout -k 5 150 \
-  python benchmarks/experiments/check_dense.py 4096,2112,7168 1000,2112,2048 300,400,128 2176,2112,1536 4096,24576,1536 2>&1 |
-  grep -E "check|rror|jax_deepgemm: dense" | tee "$OUT/check.txt"
+  python benchmarks/experiments/check_dense.py 4096,2112,7168 1000,2112,2048 300,400,128 2176,2112,1536 \
+  4096,24576,1536 2>&1 | grep -E "check|rror|jax_deepgemm: dense" | tee "$OUT/check.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "check_dense failed: no timing"; exit 1; }
 JDG_TEST_LIMIT=200 ab_tests configs tests/test_gpu_configs.py -k "split_halves or multicast_b"
 shapes=${SHAPES:-"4096,2112,7168 8192,2112,7168 6144,2112,7168 2048,2112,7168 4096,2112,2048 4096,24576,1536

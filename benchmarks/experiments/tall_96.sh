@@ -4,7 +4,8 @@
 # about as many shared-memory bytes (its B read by four waves, A once per wave) but hides its promotion behind the
 # other warpgroup's wave, where the 128 x 192 loop reads A twice (half-width groups). No kernel change: the tiles are
 # forced with DG_TUNE_*. Correctness first (check_dense.py, poisoned outputs), then kernel times, the sides
-# alternating, two rounds. One device call, from the repo root: bash benchmarks/experiments/tall_96.sh
+# alternating, two rounds. Measured (NOTES 70): +20% to +37% slower; not taken.
+# One device call, from the repo root: bash benchmarks/experiments/tall_96.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup

@@ -234,7 +234,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   const int multicast_b = env::tune_multicast_b();
   if (multicast_b > 1)
     throw std::invalid_argument("DG_TUNE_MULTICAST_B=" + std::to_string(multicast_b) + " is not 0 or 1");
-  c.multicast_b = c.cluster == 2 && mode == kFp8GemmDense && c.block_m != 192 &&  // 192: A shared only
+  c.multicast_b = c.cluster == 2 && mode == kFp8GemmDense &&
                   (multicast_b < 0 ? c.block_n > c.block_m : multicast_b == 1);
   if (c.multicast_b && bound > 0) {  // dense: bound = M blocks x N blocks
     const std::int64_t n_blocks = ceil_div(n, c.block_n);
@@ -409,9 +409,7 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   const int forced_m = env::tune_block_m(), forced_n = env::tune_block_n();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
     throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
-                                "supports (64, 128, 192 or 256)");
-  if (forced_m == 192 && !fp8_gemm_block_m_192_supported(p.mode, p.b_scale_per_row, 1))
-    throw std::invalid_argument("DG_TUNE_BLOCK_M=192 takes per-row B scales in a dense or k-grouped GEMM");
+                                "supports (64, 128 or 256)");
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
   // (Only where the tail split will be on: not with it turned off, nor in forced clusters, which exclude it.)

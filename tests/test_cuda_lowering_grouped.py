@@ -249,26 +249,6 @@ def test_tune_block_m_forces_any_supported_block_m(monkeypatch):
 
 
 @needs_ext
-def test_tune_block_m_192_takes_per_row_b_scales_only(monkeypatch):
-    monkeypatch.setenv("DG_TUNE_BLOCK_M", "192")
-    c = _ext.select_fp8_gemm_config(4096, 7168, 8192, 132, b_scale_per_row=True, grouping="k_grouped", num_groups=4,
-                                    out_f32=True, c_kind=2)
-    assert (c["block_m"], c["num_threads"], c["split_k"], c["tail_split"]) == (192, 512, 1, False)
-    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # sharing A; never B, whatever DG_TUNE_MULTICAST_B says
-    monkeypatch.setenv("DG_TUNE_MULTICAST_B", "1")
-    c = _ext.select_fp8_gemm_config(4096, 7168, 8192, 132, b_scale_per_row=True)
-    assert (c["block_m"], c["cluster"], c["multicast_b"]) == (192, 2, False)
-    monkeypatch.delenv("DG_TUNE_CLUSTER")
-    monkeypatch.delenv("DG_TUNE_MULTICAST_B")
-    c = _ext.select_fp8_gemm_config(256, 7168, 2048, 132, b_scale_per_row=True)
-    assert (c["block_m"], c["num_threads"], c["split_k"]) == (192, 512, 1)  # no split K at 192 rows
-    for kwargs in [{}, {"b_scale_per_row": True, "grouping": "masked", "num_groups": 4},
-                   {"b_scale_per_row": True, "grouping": "contiguous", "num_groups": 4}]:
-        with pytest.raises(ValueError, match="DG_TUNE_BLOCK_M=192 takes per-row B scales"):
-            _ext.select_fp8_gemm_config(4096, 7168, 2048, 132, **kwargs)
-
-
-@needs_ext
 def test_large_m_picks_256_row_tiles_where_the_model_says():
     c = _ext.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert (c["block_m"], c["block_n"], c["num_threads"]) == (256, 128, 384)

@@ -1,11 +1,10 @@
-"""Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128, 192 (three
-consumer warpgroups, per-row B scales) and 256 (two 64-row waves per consumer warpgroup), without and with clusters
-of 2 (A or B multicast), the accumulator pipeline, the accumulator pipeline's stages in pairs, the TMA-store
-epilogue, half-width wgmma groups, split K, the tail split and contiguous segments, forced with DG_TUNE_BLOCK_M /
-_BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE,
-DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K, DG_TUNE_TAIL_SPLIT and DG_TUNE_SEGMENTS on representative cases of every mode,
-against the float64 oracle, outputs poisoned. The configuration is chosen when XLA compiles a program, so each case
-clears JAX's caches first.
+"""Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
+64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
+the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K, the tail split
+and contiguous segments, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B,
+DG_TUNE_ACC_PIPELINE, DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K,
+DG_TUNE_TAIL_SPLIT and DG_TUNE_SEGMENTS on representative cases of every mode, against the float64 oracle, outputs
+poisoned. The configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
 """
@@ -179,72 +178,6 @@ def test_contiguous_segments(monkeypatch, capfd, cluster, name):
         grouped.test_contiguous(name)
     line, fields = _last_config(capfd, "m_grouped_contiguous")
     assert (fields["block_m"], fields["tail_split"], fields["segments"]) == (256, 0, 1), line
-
-
-# ---------------------------------------------------------------------------------------- 192-row tiles
-# BLOCK_M 192: three consumer warpgroups of one 64-row wave each (512 threads, registers 160 / 32), for per-row B
-# scales in dense and k-grouped GEMMs; with the TMA-store epilogue (one 64-row box per warpgroup) and without, alone
-# and in clusters of 2 sharing A (a grouped GEMM with an odd N-block count runs alone).
-
-@pytest.fixture(params=[(1, 1), (0, 1), (1, 2), (0, 2)], ids=lambda c: f"bm192-tma{c[0]}-x{c[1]}")
-def block_m_192(request, monkeypatch):
-    tma, cluster = request.param
-    with _forced(monkeypatch, DG_TUNE_BLOCK_M=192, DG_TUNE_BLOCK_N=128, DG_TUNE_TMA_STORE=tma,
-                 DG_TUNE_CLUSTER=cluster):
-        yield request.param
-
-
-def _check_192(capfd, kind, config, n):
-    tma, cluster = config
-    line, fields = _last_config(capfd, kind)
-    pairs = kind == "fp8_gemm" or -(-n // 128) % 2 == 0
-    assert fields["block_m"] == 192 and fields["threads"] == 512, line
-    assert fields["cluster"] == (cluster if pairs else 1), line
-    assert fields["tma_store"] == (tma if kind == "fp8_gemm" else 0), line
-
-
-# M tails inside a tile (and inside its last warpgroup's rows), N tails (odd N-block counts: the lone column),
-# several tiles per CTA, 1..16 K blocks
-@pytest.mark.parametrize("m,n,k", [(520, 272, 640), (1000, 2048, 2048), (193, 384, 128), (64, 128, 1024)])
-def test_block_m_192_dense_per_row_scales(block_m_192, capfd, m, n, k):
-    a, b = dense._operands(m, n, k, per_row=True)
-    expected, bound = dense._expected(a, b)
-    out = jax.jit(dg.fp8_gemm_nt)(a, b)
-    _check_192(capfd, "fp8_gemm", block_m_192, n)
-    assert_matches(out, expected, bound, BF16)
-
-
-def test_block_m_192_dense_per_row_scales_f32_c(block_m_192, capfd):
-    m, n, k = 450, 320, 768
-    a, b = dense._operands(m, n, k, per_row=True)
-    c = randn(seed_of("bm192-c", m, n), (m, n), F32)
-    expected, bound = dense._expected(a, b, c)
-    out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32))(a, b, c)
-    _check_192(capfd, "fp8_gemm", (0, block_m_192[1]), n)  # f32 out: the register epilogue
-    assert_matches(out, expected, bound, F32)
-
-
-@pytest.mark.parametrize("name", ["skewed_and_empty", "m_and_n_tails", "four_groups"])
-def test_block_m_192_k_grouped(block_m_192, capfd, name):
-    grouped.test_k_grouped(name, with_c=True)
-    _check_192(capfd, "k_grouped", block_m_192, grouped.K_GROUPED[name][1])
-
-
-def test_block_m_192_k_grouped_hostile_sizes(block_m_192):
-    grouped.test_k_grouped_hostile_sizes([512, 2**31 - 1, 128, 128], [0])
-    grouped.test_k_grouped_hostile_sizes([-2**31, 0, 0, 1024], [0, 1, 2, 3])
-
-
-def test_block_m_192_k_grouped_inside_scan(block_m_192):
-    grouped.test_k_grouped_inside_scan()
-
-
-def test_block_m_192_refused_elsewhere(monkeypatch):
-    """Forcing BLOCK_M 192 where the kernel does not take it is an error that says so, not a crash."""
-    a, b = dense._operands(256, 256, 256)  # 128x128 B scales
-    with _forced(monkeypatch, DG_TUNE_BLOCK_M=192):
-        with pytest.raises(Exception, match="DG_TUNE_BLOCK_M=192 takes per-row B scales"):
-            jax.jit(dg.fp8_gemm_nt)(a, b).block_until_ready()
 
 
 # ---------------------------------------------------------------------------------------- B multicast

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # 192-row tiles for per-row B scales (NOTES 46; measured, not taken): applies block_m_192.patch (three consumer
 # warpgroups of one wave, forced with DG_TUNE_BLOCK_M=192), runs its GPU tests and the k-grouped ones, then the
-# k-grouped rows with DG_TUNE_BLOCK_M=192 against the model's pick (256 x 128), alternating, same build. One call:
+# k-grouped rows with DG_TUNE_BLOCK_M=192 against the model's pick (256 x 128), alternating, same build. (The patch
+# was refreshed in session 34 for the kernel of that time and now takes clusters sharing A too: NOTES 71,
+# block_m_192_clusters.sh.) One call:
 #   bash benchmarks/experiments/block_m_192.sh
 set -uo pipefail
 git apply benchmarks/experiments/block_m_192.patch || exit 1

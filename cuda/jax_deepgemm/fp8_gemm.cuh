@@ -562,7 +562,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // Two waves per warpgroup: each K block's stage is waited for ahead, while the wgmmas of the K block before
           // it run (after the last wave's wgmmas are issued): the barrier check then costs the tensor cores nothing
           // between K blocks.
-          constexpr bool kWaitAhead = kWaves == 2 || kNumMathWarpgroups == 3;
+          constexpr bool kWaitAhead = kWaves == 2;
           if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
           // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
           // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
@@ -655,9 +655,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               next_slot(stage, phase);
             }
           };
-          // (So is the one-wave loop of three warpgroups, the per-row B-scale tiles of BLOCK_M 192.)
-          if constexpr (kWaves == 2 || kNumMathWarpgroups == 3) {
-            if (active[0] && active[kWaves - 1] && whole) {
+          if constexpr (kWaves == 2) {
+            if (active[0] && active[1] && whole) {
               k_loop(BoolConstant<true>{});
             } else {
               k_loop(BoolConstant<false>{});

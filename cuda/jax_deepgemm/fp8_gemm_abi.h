@@ -136,9 +136,8 @@ constexpr int kFp8GemmKGrouped = 4;
 constexpr int kFp8BlockK = 128;              // K elements per pipeline stage and per scale block
 constexpr int kMaxDynamicSmemBytes = 232448;  // sm_90 opt-in limit per block
 
-// Consumer warpgroups: one per 64 rows, at most three (BLOCK_M 256: two, each two 64-row waves; BLOCK_M 192: three
-// of one wave, see fp8_gemm_block_m_192_supported).
-constexpr int fp8_gemm_math_warpgroups(int block_m) { return block_m == 192 ? 3 : block_m >= 128 ? 2 : 1; }
+// Consumer warpgroups: one per 64 rows, at most two (BLOCK_M 256: two 64-row waves each).
+constexpr int fp8_gemm_math_warpgroups(int block_m) { return block_m >= 128 ? 2 : 1; }
 
 constexpr int fp8_gemm_num_threads(int block_m) {
   // One producer warpgroup plus the consumer warpgroups.
@@ -146,16 +145,7 @@ constexpr int fp8_gemm_num_threads(int block_m) {
 }
 
 constexpr bool fp8_gemm_block_m_supported(int block_m) {
-  return block_m == 64 || block_m == 128 || block_m == 192 || block_m == 256;
-}
-
-// BLOCK_M 192 (three consumer warpgroups of one 64-row wave, registers 160 each) is for per-row B scales, whose
-// promotion (an FMUL and an FFMA per accumulator, the column scales read from shared memory) holds the two-wave loop
-// of 256-row tiles at ~58% of the tensor cores' rate with operands already in shared memory, where three warpgroups
-// of one wave reach ~68% (benchmarks/NOTES.md 46). Dense and k-grouped GEMMs, clusters of 1 or 2 (sharing A), no
-// split K.
-constexpr bool fp8_gemm_block_m_192_supported(int mode, bool b_scale_per_row, int split_k) {
-  return b_scale_per_row && (mode == kFp8GemmDense || mode == kFp8GemmKGrouped) && split_k == 1;
+  return block_m == 64 || block_m == 128 || block_m == 256;
 }
 
 constexpr bool fp8_gemm_block_n_supported(int block_n) {
@@ -233,13 +223,13 @@ constexpr bool fp8_gemm_split_k_supported(int mode, int block_m, int cluster, in
 }
 
 // Tail split (JDG_TAIL_SPLIT): modes whose tiles all stream the whole K (not ragged: counting its tiles needs a scan
-// of the group sizes; not k-grouped), no multicast, no split K, not BLOCK_M 192, at least 2 K blocks, and a
-// partial tile (BLOCK_M x BLOCK_N floats) that fits into the pipeline's A and B stages, where CTA 1 writes it.
+// of the group sizes; not k-grouped), no multicast, no split K, at least 2 K blocks, and a partial tile (BLOCK_M x
+// BLOCK_N floats) that fits into the pipeline's A and B stages, where CTA 1 writes it.
 constexpr bool fp8_gemm_tail_split_supported(int mode, long long k, int block_m, int block_n, int stages, int cluster,
                                              int split_k) {
   const bool mode_ok = mode == kFp8GemmDense || mode == kFp8GemmContiguous || mode == kFp8GemmMasked;
   const long long ring_bytes = static_cast<long long>(stages) * (block_m + block_n) * kFp8BlockK;
-  return mode_ok && cluster == 1 && split_k == 1 && k > kFp8BlockK && block_m != 192 &&
+  return mode_ok && cluster == 1 && split_k == 1 && k > kFp8BlockK &&
          ring_bytes >= static_cast<long long>(block_m) * block_n * 4;
 }
 

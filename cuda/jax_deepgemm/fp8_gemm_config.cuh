@@ -146,9 +146,8 @@ constexpr unsigned int kStageTxBytes =
 // float arrays (wgmma accumulator + promoted result per wave). The pool is 64K registers per SM (per CTA here); at entry every
 // warp holds the count ptxas chose: 168 for 384 threads (65536 / 384 rounded down to a multiple of 8), or the
 // consumers' count for 256 threads (ptxas then compiles the whole kernel at it). 40 x 128 + 232 x 256 = 64512 fits.
-// Three consumer warpgroups (BLOCK_M 192, one wave of BLOCK_N / 2 + BLOCK_N / 2 floats): 32 x 128 + 160 x 384 = 65536.
-constexpr int kProducerRegs = kNumMathWarpgroups == 3 ? 32 : 40;
-constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : kNumMathWarpgroups == 2 ? 232 : 160;
+constexpr int kProducerRegs = 40;
+constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 
 // Tile order: bands of kBandN columns (N blocks, or N-block pairs of a cluster); inside a band the column index runs
 // fastest, then M. The CTAs working at the same time then share a few A row-blocks and B column-blocks in L2.
@@ -184,11 +183,7 @@ static_assert(!kSplitHalves || (fp8_gemm_split_halves_supported(kBlockM, kBlockN
               "JDG_SPLIT_HALVES takes BLOCK_M <= 128, BLOCK_N 160 / 192 / 224 / 256, 128x128 B scales, no "
               "accumulator pipeline");
 
-static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64, 128, 192 or 256");
-static_assert(kBlockM != 192 || (fp8_gemm_block_m_192_supported(kMode, kBScalePerRow, kSplitK) && !kMulticastB &&
-                                 kBlockN <= 128 && !kProfileWaits),
-              "BLOCK_M 192 takes per-row B scales, dense or k-grouped, clusters sharing A, no split K, BLOCK_N <= 128, "
-              "no DG_PROFILE_WAITS");
+static_assert(fp8_gemm_block_m_supported(kBlockM), "BLOCK_M must be 64, 128 or 256");
 static_assert(kWaves * 64 * kNumMathWarpgroups == kBlockM && kSABoxRows % 64 == 0, "");
 static_assert(fp8_gemm_block_n_supported(kBlockN), "BLOCK_N must be a multiple of 16 in [16, 256]");
 static_assert(kStages >= 2, "the pipeline needs at least 2 stages");

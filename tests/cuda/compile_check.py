@@ -282,20 +282,6 @@ def sweep(quick: bool):
                 cfg(256, 128, max_stages(256, 128, 1), 7168, 32768, 2, 1, 1, mode=4, cluster=2),
                 cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4)]
 
-    # BLOCK_M 192 (three consumer warpgroups): per-row B scales, dense (both epilogues, f32 out with C, a tail width)
-    # and k-grouped, alone and in clusters sharing A; the stage count one past the limit; refused with 128x128 B
-    # scales, sharing B, masked
-    block_m_192 = [(cfg(192, 128, max_stages(192, 128, 1), 7168, 32768, 2, 1, 1, mode=4), True),
-                   (cfg(192, 128, max_stages(192, 128, 1), 7168, 32768, 2, 1, 1, mode=4, cluster=2), True),
-                   (cfg(192, 128, max_stages(192, 128, 1, 1), 7168, 2048, row=1, tma_store=1), True),
-                   (cfg(192, 128, max_stages(192, 128, 1, 1), 2112, 7168, row=1, tma_store=1, cluster=2), True),
-                   (cfg(192, 128, max_stages(192, 128, 1), 130, 208, 2, 1, 1, (1, 0)), True),
-                   (cfg(192, 96, 3, 2112, 7168, 1, 0, 1, (0, 1)), True),
-                   (cfg(192, 128, max_stages(192, 128, 1) + 1, 7168, 2048, row=1), False),
-                   (cfg(192, 128, 4, 7168, 2048), "BLOCK_M 192 takes"),
-                   ({**cfg(192, 128, 4, 7168, 2048, row=1, cluster=2), "MULTICAST_B": 1}, "BLOCK_M 192 takes"),
-                   (cfg(192, 128, 4, 7168, 2048, row=1, mode=3), "BLOCK_M 192 takes")]
-
     if quick:
         for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256), (256, 128), (256, 112)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
@@ -398,7 +384,7 @@ def sweep(quick: bool):
             jobs.append((cfg(128, 144, 2, 130, 208, ckind, out32, row, e), True))
         jobs.append((cfg(128, 128, max_stages(128, 128) + 1, 2112, 7168), False))
         jobs.append((cfg(256, 128, max_stages(256, 128) + 1, 2112, 7168), False))
-        jobs += [(c, True) for c in grouped] + block_m_192
+        jobs += [(c, True) for c in grouped]
         return jobs
 
     i = 0
@@ -419,11 +405,7 @@ def sweep(quick: bool):
                 jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168, acc_pipe=1), True))
             if bn <= (128 if bm == 256 else 192):  # the TMA store, every column atom width
                 jobs.append((cfg(bm, bn, max_stages(bm, bn, 0, 1), 2112, 7168, tma_store=1), True))
-    jobs += [(c, True) for c in grouped] + block_m_192
-    for bn in BLOCK_NS[:8]:  # BLOCK_M 192: every width up to 128, both epilogues
-        jobs.append((cfg(192, bn, max_stages(192, bn, 1), 2112, 7168, 0, 0, 1), True))
-        if bn % 64 == 0:
-            jobs.append((cfg(192, bn, max_stages(192, bn, 1, 1), 2112, 7168, 0, 0, 1, tma_store=1), True))
+    jobs += [(c, True) for c in grouped]
     for mode in GROUPED_MODES:  # every BLOCK_N with both B-scale kinds
         for bn in BLOCK_NS[:12]:
             jobs.append((cfg(128, bn, 2, 2112, 7168, 0, 0, 0, (0, 0), mode=mode), True))

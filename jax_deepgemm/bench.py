@@ -129,8 +129,8 @@ def profile(fn, args, *, iters: int, kernel_prefix: str | None, wall_rounds: int
 
 def wall_us_per_call(jitted, args, iters: int, rounds: int) -> float:
     """Wall time per call of `iters` calls back to back (host dispatch and kernels overlapping, as a user's loop
-    runs them), the median of `rounds` such loops: one loop of a small shape lasts a few milliseconds, and a single
-    one read 68-169 us per call for the same 1 x 7168 x 2048 kernel over eight H100 tables (benchmarks/NOTES.md 73)."""
+    runs them), the median of `rounds` such loops: one loop of a small shape lasts a few milliseconds, too short to
+    stand still between runs (benchmarks/NOTES.md 73)."""
     samples = []
     for _ in range(rounds):
         start = time.perf_counter()

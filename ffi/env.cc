@@ -93,6 +93,7 @@ int tune_split_k() { return tune_number("DG_TUNE_SPLIT_K", -1); }
 int tune_tail_split() { return tune_number("DG_TUNE_TAIL_SPLIT", -1); }
 int tune_multicast_b() { return tune_number("DG_TUNE_MULTICAST_B", -1); }
 int tune_stages() { return tune_number("DG_TUNE_STAGES", 0); }
+int tune_c_prefetch() { return tune_number("DG_TUNE_C_PREFETCH", -1); }
 // Unset: the model decides where the TMA-store epilogue pays (heuristics.cc, tma_store_pays); "0": never; anything
 // else: wherever the configuration allows it.
 std::optional<bool> tune_tma_store() { return tune_switch("DG_TUNE_TMA_STORE"); }

@@ -40,6 +40,9 @@
 //   DG_TUNE_SEGMENTS               (tuning) 1: contiguous 256-row tiles walk expert segments wherever the
 //                                  configuration allows it (fp8_gemm_segments_supported); 0: never; unset: the
 //                                  heuristics decide (heuristics.cc, step 11)
+//   DG_TUNE_C_PREFETCH             (tuning) D >= 1: C pulled into L2 D K blocks before each tile's end wherever the
+//                                  configuration allows it (fp8_gemm_c_prefetch_supported); 0: never; unset: the
+//                                  heuristics decide (heuristics.cc, step 13)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -79,5 +82,6 @@ int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else
 std::optional<bool> tune_segments();  // DG_TUNE_SEGMENTS: nullopt when unset, false only for "0"
 int tune_multicast_b();               // DG_TUNE_MULTICAST_B: -1 when unset, else like tune_cluster
 int tune_stages();                    // DG_TUNE_STAGES: 0 when unset, else the most stages a kernel may have
+int tune_c_prefetch();                // DG_TUNE_C_PREFETCH: -1 when unset, else K blocks before a tile's end (0: off)
 
 }  // namespace jdg::env

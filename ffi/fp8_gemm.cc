@@ -99,6 +99,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.split_k > 1) s << "_sk" << c.split_k;
   if (c.tail_split) s << "_tail";
   if (c.segments) s << "_seg";
+  if (c.c_prefetch > 0) s << "_cpf" << c.c_prefetch;
   if (profile_waits) s << "_pw";
   return s.str();
 }
@@ -128,6 +129,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
   if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";
   if (c.segments) s << "#define JDG_CONTIGUOUS_SEGMENTS 1\n";
+  if (c.c_prefetch > 0) s << "#define JDG_C_PREFETCH " << c.c_prefetch << "\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
   return s.str();
@@ -439,7 +441,16 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
              e.failure()) {
     return e;
   }
-  if (!cfg.tma_store) {
+  void* c_data = k_grouped_c.has_value() ? k_grouped_c->untyped_data()
+                                         : (!is_grouped && extra.has_value() ? extra->untyped_data() : nullptr);
+  if (cfg.c_prefetch > 0) {  // the D map over C, for its prefetch (fp8_gemm_abi.h)
+    const bool f32 = p.c_kind == 2;
+    if (auto e = encode_map(driver, &map_d, "c", f32 ? cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                     : cu::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+                            f32 ? 4 : 2, cu::CU_TENSOR_MAP_SWIZZLE_NONE, c_data, d_rows, p.n, cfg.block_n, cfg.block_m);
+        e.failure())
+      return e;
+  } else if (!cfg.tma_store) {
     map_d = map_sa;  // unused by the kernel
   } else if (auto e = encode_map(driver, &map_d, "d (result)", cu::CU_TENSOR_MAP_DATA_TYPE_UINT16, 2,
                                  d_atom_swizzle(cfg.block_n), d->untyped_data(), d_rows, p.n,
@@ -449,8 +460,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   }
   Fp8GemmArgs args;
   args.b_scale = static_cast<const float*>(b_scale.untyped_data());
-  args.c = k_grouped_c.has_value() ? k_grouped_c->untyped_data()
-                                    : (!is_grouped && extra.has_value() ? extra->untyped_data() : nullptr);
+  args.c = c_data;
   args.d = d->untyped_data();
   args.m = static_cast<int>(a_rows);
   args.groups = is_grouped ? static_cast<const int*>(extra->untyped_data()) : nullptr;

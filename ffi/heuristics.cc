@@ -141,6 +141,16 @@
 //    (296) and +6.6% (336) at N = 4096, K = 7168, -0.5% (373) and +3.1% (325) at K = 4096; ragged (307-318) +3.4% at
 //    K = 2048, +5.2% at K = 4096, -2.4% at K = 7168. Nor contiguous at K = 2048 (the fixed grid, whose 256-row tiles
 //    straddle experts): +6% to +49%.
+// 13. C pulled into L2 ahead of the epilogue (fp8_gemm_c_prefetch_supported: a C read by the register epilogue):
+//    every CTA reaches its epilogues at about the same time (the same K per tile), so their C loads otherwise go to
+//    HBM together while the tensor cores wait. The producer prefetches the tile's C block (one tensor prefetch) when
+//    it copies the tile's last K block, kCPrefetchKBlocks from the end. Measured on an H100 (benchmarks/NOTES.md 74,
+//    one build, two rounds, k-grouped rows of the benchmark with f32 C): 1 K block -1.3% to -3.3%, 2 -0.9% to -3.0%,
+//    4 -0.6% to -2.3%, 8 -0.1% to -1.3%, 16 +0.4% to +2.3% (earlier prefetches lose: their lines wait in L2 beside
+//    the operands' longer). So k-grouped takes it; dense GEMMs with C do not (at 2 / 4 K blocks: 4096 x 7168 x 2048
+//    with bf16 C -4.8% / -4.1%, 4096 x 7168 x 16384 with f32 C -0.9%, but 4096 x 4096 x 7168 and 2048 x 2112 x 7168
+//    with f32 C +0.8% to +1.3%). DG_TUNE_C_PREFETCH=D prefetches D K blocks before the end wherever it applies, 0
+//    never.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -173,7 +183,8 @@ constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
-constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
+constexpr std::int64_t kLongKBlocks = 128;
+constexpr int kCPrefetchKBlocks = 1;  // step 13  // step 5: dense tiles of any shape take clusters from K >= 16384 on
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -189,6 +200,13 @@ bool segments_pay(int mode, int block_m, std::int64_t k) {
   return env::tune_segments().value_or(ceil_div(k, kFp8BlockK) >= kSegmentsMinKBlocks);
 }
 
+// Step 13: C into L2 ahead of the epilogue, k-grouped only unless DG_TUNE_C_PREFETCH says otherwise.
+void choose_c_prefetch(Fp8GemmConfig& c, int mode, std::int64_t n, int c_kind) {
+  const int forced = env::tune_c_prefetch();
+  const int wanted = forced >= 0 ? forced : (mode == kFp8GemmKGrouped ? kCPrefetchKBlocks : 0);
+  c.c_prefetch = fp8_gemm_c_prefetch_supported(c_kind, c.tma_store, n) ? wanted : 0;
+}
+
 // `problem` describes the call ("fp8_gemm m=... n=... k=... num_sms=..."); printed once per distinct line (a
 // DG_TUNE_* change gives a new one).
 void print_once(const std::string& problem, const Fp8GemmConfig& c) {
@@ -198,12 +216,12 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
                 "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d paired_stages=%d split_halves=%d split_k=%d "
-                "tail_split=%d segments=%d\n",
+                "tail_split=%d segments=%d c_prefetch=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster,
                 c.multicast_b ? " (B multicast)" : "", c.grid,
                 int(c.tma_store), int(c.acc_pipeline), int(c.paired_stages), int(c.split_halves), c.split_k,
-                int(c.tail_split), int(c.segments));
+                int(c.tail_split), int(c.segments), c.c_prefetch);
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
 }
@@ -261,6 +279,7 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
   if (const auto segments = env::tune_segments()) forced += " tune_segments=" + std::to_string(int(*segments));
+  if (env::tune_c_prefetch() >= 0) forced += " tune_c_prefetch=" + std::to_string(env::tune_c_prefetch());
   if (env::tune_multicast_b() >= 0) forced += " tune_multicast_b=" + std::to_string(env::tune_multicast_b());
   if (env::tune_stages() > 0) forced += " tune_stages=" + std::to_string(env::tune_stages());
   return std::string(kind) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
@@ -537,6 +556,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const bool multicast_pays =
       m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks);
   set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
+  choose_c_prefetch(best, kFp8GemmDense, n, c_kind);
   if (env::print_configs())
     print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
   return best;
@@ -571,6 +591,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && g <= 4 && best.block_m == 128);
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
+  choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",
                                          "k_grouped"};

@@ -1,10 +1,11 @@
 """Every kind of kernel configuration on the GPU, whatever the heuristics would pick: BLOCK_M 64, 128 and 256 (two
 64-row waves per consumer warpgroup), without and with clusters of 2 (A or B multicast), the accumulator pipeline,
-the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K, the tail split
-and contiguous segments, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER, DG_TUNE_MULTICAST_B,
-DG_TUNE_ACC_PIPELINE, DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES, DG_TUNE_SPLIT_K,
-DG_TUNE_TAIL_SPLIT and DG_TUNE_SEGMENTS on representative cases of every mode, against the float64 oracle, outputs
-poisoned. The configuration is chosen when XLA compiles a program, so each case clears JAX's caches first.
+the accumulator pipeline's stages in pairs, the TMA-store epilogue, half-width wgmma groups, split K, the tail split,
+contiguous segments and C pulled into L2, forced with DG_TUNE_BLOCK_M / _BLOCK_N, DG_TUNE_CLUSTER,
+DG_TUNE_MULTICAST_B, DG_TUNE_ACC_PIPELINE, DG_TUNE_PAIRED_STAGES, DG_TUNE_TMA_STORE, DG_TUNE_SPLIT_HALVES,
+DG_TUNE_SPLIT_K, DG_TUNE_TAIL_SPLIT, DG_TUNE_SEGMENTS and DG_TUNE_C_PREFETCH on representative cases of every mode,
+against the float64 oracle, outputs poisoned. The configuration is chosen when XLA compiles a program, so each case
+clears JAX's caches first.
 
 Skipped, saying why, unless an sm_90 GPU is present.
 """
@@ -502,3 +503,32 @@ def test_tail_split_contiguous(tail_split, capfd):
 def test_tail_split_inside_scan(tail_split, capfd):
     grouped.test_grouped_inside_scan()  # masked launches (random masked_m) in a command buffer
     _check_tail_split(capfd, "m_grouped_masked", tail_split)
+
+
+# ---------------------------------------------------------------------------------------- C prefetch
+# DG_TUNE_C_PREFETCH=D: each tile's C block pulled into L2 D K blocks before its end (k-grouped: D = 1 by default, which
+# test_gpu_grouped.py runs). Forced on dense GEMMs with C of both types (M and N tails; D past a tile's K blocks at
+# K = 1000 with D = 12), in split K, and on k-grouped 128-row tiles with hostile sizes (some K segments empty).
+
+@pytest.mark.parametrize("d", [1, 12])
+@pytest.mark.parametrize("c_dtype", [BF16, F32])
+def test_c_prefetch_dense(monkeypatch, capfd, c_dtype, d):
+    with _forced(monkeypatch, DG_TUNE_C_PREFETCH=d):
+        dense.test_dense_options(c_dtype, c_dtype, False)  # 300 x 520 x 1000
+    line, fields = _last_config(capfd, "fp8_gemm")
+    assert fields["c_prefetch"] == d, line
+
+
+def test_c_prefetch_split_k(monkeypatch, capfd):
+    with _forced(monkeypatch, DG_TUNE_C_PREFETCH=2, DG_TUNE_SPLIT_K=2, DG_TUNE_BLOCK_M=64, DG_TUNE_BLOCK_N=64):
+        dense.test_dense_options(F32, F32, True)
+    line, fields = _last_config(capfd, "fp8_gemm")
+    assert (fields["c_prefetch"], fields["split_k"]) == (2, 2), line
+
+
+@pytest.mark.parametrize("sizes,checked", [([512, -7, 256, 256], [0, 2, 3]), ([100, 412, 256, 256], [3])])
+def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
+    with _forced(monkeypatch, DG_TUNE_C_PREFETCH=3, DG_TUNE_BLOCK_M=128):
+        grouped.test_k_grouped_hostile_sizes(sizes, checked)
+    line, fields = _last_config(capfd, "k_grouped")
+    assert (fields["c_prefetch"], fields["block_m"]) == (3, 128), line

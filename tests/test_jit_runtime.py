@@ -715,6 +715,44 @@ def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
     assert r["cubin_size"] > 0
 
 
+def test_tune_c_prefetch(monkeypatch):
+    """Step 13: k-grouped GEMMs with C pull each tile's C block into L2 at its last K block (1 from the end); dense
+    GEMMs with C do not unless DG_TUNE_C_PREFETCH=D asks; never without C or where C's rows are not 16-byte strides
+    (a tensor map's rule); 0 turns it off."""
+    f32_c = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **f32_c)["c_prefetch"] == 1
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, b_scale_per_row=True, out_f32=True)["c_prefetch"] == 0
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132, c_kind=1)["c_prefetch"] == 0
+    assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["c_prefetch"] == 0
+    monkeypatch.setenv("DG_TUNE_C_PREFETCH", "3")
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132, c_kind=1)["c_prefetch"] == 3
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132, out_f32=True, c_kind=2)["c_prefetch"] == 3
+    assert _C.select_fp8_gemm_config(4096, 7164, 2048, 132, c_kind=1)["c_prefetch"] == 0  # 14 336-byte rows
+    assert _C.select_fp8_gemm_config(4096, 7164, 2048, 132, out_f32=True, c_kind=2)["c_prefetch"] == 3
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 132)["c_prefetch"] == 0  # no C
+    monkeypatch.setenv("DG_TUNE_C_PREFETCH", "0")
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **f32_c)["c_prefetch"] == 0
+    monkeypatch.setenv("DG_TUNE_C_PREFETCH", "-1")
+    with pytest.raises(ValueError, match="DG_TUNE_C_PREFETCH must be a non-negative integer"):
+        _C.select_fp8_gemm_config(4096, 7168, 2048, 132, c_kind=1)
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("variant,forced", [
+    (dict(m=4096, n=7168, k=4 * 8192, grouping="k_grouped", num_groups=4, out_f32=True, c_kind=2,
+          b_scale_per_row=True), None),
+    (dict(m=100, n=296, k=272, c_kind=1), "2")], ids=["k_grouped", "dense_bf16_c"])
+def test_real_kernel_compiles_with_c_prefetch(variant, forced, monkeypatch):
+    _C.configure(str(CUDA_DIR), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    if forced:
+        monkeypatch.setenv("DG_TUNE_C_PREFETCH", forced)
+    r = _C.compile_fp8_gemm(**{**PROBLEM, **variant})
+    d = r["config"]["c_prefetch"]
+    assert d == int(forced or 1) and f"#define JDG_C_PREFETCH {d}" in r["source"] and r["kernel"].endswith(f"_cpf{d}")
+    assert r["cubin_size"] > 0
+
+
 @pytest.mark.parametrize("grouping", ["masked", "k_grouped"])
 def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
     # Step 6 of the model: masked tiles up to 128 x 128 but 256 x 128 for groups expected to fill two 256-row tiles

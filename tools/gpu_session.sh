@@ -122,6 +122,7 @@ case "$phase" in
     mem="$mem or (split_k and bm128-bn64)"; race="$race or (split_k and bm64-bn32 and (many or scan))"  # the exchange
     mem="$mem or (bm256-x1 and k_grouped)"  # k-grouped's default tiles since NOTES 25
     mem="$mem or contiguous_segments"  # the contiguous segment walk (NOTES 63-65), clusters of 1 and 2
+    mem="$mem or c_prefetch"  # C pulled into L2 ahead of the epilogue (NOTES 74)
     mem="$mem or (tail_split and (bm128-bn64 or bm256-bn128) and (masked or contiguous or 1x1 or 3x6))"  # NOTES 27
     race="$race or (tail_split and bm128-bn64 and (masked or bfloat16-3x6))"
     for tool in ${@:-memcheck racecheck threads}; do

@@ -136,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     ptx::prefetch_tensormap(&tensor_map_b);
     ptx::prefetch_tensormap(&tensor_map_sa);
     if constexpr (kBScalePerRow) ptx::prefetch_tensormap(&tensor_map_sb);
-    if constexpr (kTmaStore) ptx::prefetch_tensormap(&tensor_map_d);
+    if constexpr (kTmaStore || kCPrefetch > 0) ptx::prefetch_tensormap(&tensor_map_d);
     for (int s = 0; s < kStages; ++s) {
       ptx::mbarrier_init(full_bars + 8 * s, 1);                       // the producer's arrive_expect_tx
       // One arrival per consumer warp of every CTA of the cluster: each fills the stage in all of them.
@@ -224,6 +224,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                 ptx::mbarrier_arrive_expect_tx(full, pair ? 2 * kStageTxBytes : kStageTxBytes);
                 copy_k_block(kb, stage, full);
                 if (pair) copy_k_block(kb + 1, stage + 1, full);
+                if constexpr (kCPrefetch > 0) {
+                  // The tile's C block, once per pass (k-grouped and dense tiles have one), kCPrefetch K blocks
+                  // before its end: each CTA's epilogue loads then find C in L2 rather than all CTAs, which reach
+                  // their epilogues together, drawing it from HBM at once (NOTES 74).
+                  const int at = kb_end - kCPrefetch > tile.kb0 ? kb_end - kCPrefetch : tile.kb0;
+                  if (kb <= at && at < kb + kKPerRound)
+                    ptx::tma_prefetch_l2_2d(&tensor_map_d, tile.n_block * kBlockN, tile.d_row0);
+                }
               }
               // A round takes kKPerRound slots, the pass's odd last K block included.
 #pragma unroll

@@ -58,6 +58,10 @@
 //                           the same expert id, each segment's tiles starting at its first row (its last tile may own
 //                           only 128 rows: the second consumer warpgroup then stores nothing), instead of one fixed
 //                           grid of 256-row tiles over M.
+//   JDG_C_PREFETCH          optional, default 0; D >= 1 (fp8_gemm_c_prefetch_supported: a C read by the register
+//                           epilogue): when the producer copies a tile's D-th K block from its end, it also pulls the
+//                           tile's block of C into L2 (one tensor prefetch through the D map, then encoded over C), so
+//                           that the epilogue's C loads do not all go to HBM at once.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second
@@ -89,6 +93,8 @@
 //      (masked: G * group_m rows), dims {N, rows}, box {fp8_gemm_d_atom_cols(BLOCK_N), fp8_gemm_d_box_rows(BLOCK_M)}
 //      (one column atom of one consumer warpgroup's rows), swizzle of the atom's row bytes (128 / 64 / 32): one
 //      store per atom of each warpgroup's part of a tile, clipped at the last row and at N.
+//      With JDG_C_PREFETCH instead: C [rows of D, N] (float32, or bf16 as 2-byte elements), dims {N, rows}, box
+//      {BLOCK_N, BLOCK_M}, no swizzle; only prefetched from, never copied into shared memory.
 //
 // Grouped modes (the layouts every operand has on the device; G = args.num_groups, N = JDG_N):
 //   kFp8GemmContiguous  A [M, K], a_scale [kb, M4], D [M, N]; groups = m_indices int32 [M]: row m uses expert
@@ -237,6 +243,12 @@ constexpr bool fp8_gemm_tail_split_supported(int mode, long long k, int block_m,
 // tiles, so not with it.
 constexpr bool fp8_gemm_segments_supported(int mode, int block_m, bool tail_split) {
   return mode == kFp8GemmContiguous && block_m == 256 && !tail_split;
+}
+
+// C pulled into L2 ahead of the epilogue (JDG_C_PREFETCH): where there is a C and the register epilogue reads it (the
+// TMA store takes no C), and C's rows are 16-byte strides, as a tensor map needs.
+constexpr bool fp8_gemm_c_prefetch_supported(int c_kind, bool tma_store, long long n) {
+  return c_kind != 0 && !tma_store && n * (c_kind == 2 ? 4 : 2) % 16 == 0;
 }
 
 // CTAs per launched cluster: the multicast pair, the split-K group, or the tail split's pair.

@@ -37,6 +37,10 @@ constexpr bool kMulticastB = JDG_MULTICAST_B != 0;
 #define JDG_TMA_STORE 0
 #endif
 constexpr bool kTmaStore = JDG_TMA_STORE != 0;  // epilogue through shared memory and TMA stores
+#ifndef JDG_C_PREFETCH
+#define JDG_C_PREFETCH 0
+#endif
+constexpr int kCPrefetch = JDG_C_PREFETCH;  // C into L2 this many K blocks before a tile's end (0: not at all)
 #ifndef JDG_ACC_PIPELINE
 #define JDG_ACC_PIPELINE 0
 #endif
@@ -212,6 +216,9 @@ static_assert(!kContiguousSegments || fp8_gemm_segments_supported(kMode, kBlockM
 static_assert(kN >= 1, "N must be >= 1");
 static_assert(kK >= 16 && kK % 16 == 0, "K must be a positive multiple of 16 (TMA row stride)");
 static_assert(kCKind >= 0 && kCKind <= 2, "JDG_C_KIND must be 0, 1 or 2");
+static_assert(kCPrefetch >= 0, "JDG_C_PREFETCH must be >= 0");
+static_assert(kCPrefetch == 0 || fp8_gemm_c_prefetch_supported(kCKind, kTmaStore, kN),
+              "JDG_C_PREFETCH needs a C read by the register epilogue, rows of 16-byte strides");
 static_assert(kMode >= kFp8GemmDense && kMode <= kFp8GemmKGrouped, "JDG_GROUPED_MODE must be 0, 1, 2, 3 or 4");
 static_assert(kMode == kFp8GemmDense || kKGrouped || kCKind == 0, "M-grouped GEMMs take no C");
 static_assert(!kKGrouped || (kBScalePerRow && kOutF32 && kCKind != 1), "k-grouped is 1x128 x 1x128 with f32 out/C");

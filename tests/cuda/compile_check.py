@@ -375,6 +375,17 @@ def sweep(quick: bool):
         for bm, mode, extra in [(128, 1, {}), (256, 2, {}), (256, 1, {"TAIL_SPLIT": 1})]:
             c = cfg(bm, 128, 3, 4096, 7168, mode=mode)
             jobs.append(({**c, **extra, "CONTIGUOUS_SEGMENTS": 1}, "JDG_CONTIGUOUS_SEGMENTS takes"))
+        # C pulled into L2 ahead of the epilogue (JDG_C_PREFETCH): k-grouped in a cluster, dense with bf16 and f32 C,
+        # split K; refused without C and where C's rows are not 16-byte strides (bf16, N = 130)
+        for bm, bn, mode, ck, out32, row, cl, n, k, extra in [(256, 128, 4, 2, 1, 1, 2, 7168, 32768, {}),
+                                                              (128, 128, 0, 1, 0, 0, 1, 7168, 2048, {}),
+                                                              (128, 192, 0, 2, 1, 0, 1, 2112, 7168, {}),
+                                                              (64, 64, 0, 2, 1, 1, 1, 208, 7168, {"SPLIT_K": 2})]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, 0, extra.get("SPLIT_K", 1)), n, k, ck, out32, row, mode=mode,
+                    cluster=cl, acc_pipe=int(bm <= 128 and bn <= 128))
+            jobs.append(({**c, **extra, "C_PREFETCH": 1, **({"SPLIT_HALVES": 1} if bn > 128 else {})}, True))
+        for ck, n in [(0, 7168), (1, 130)]:
+            jobs.append(({**cfg(128, 128, 3, n, 2048, ck), "C_PREFETCH": 1}, "JDG_C_PREFETCH needs"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

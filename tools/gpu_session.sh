@@ -83,7 +83,8 @@ case "$phase" in
     # (the segment walk's cases name no BLOCK_M in their ids, so the halves below do not take them)
     part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py \
       tests/test_gpu_configs.py::test_contiguous_segments &
-    part grouped tests/test_gpu_grouped.py &
+    part grouped tests/test_gpu_grouped.py tests/test_gpu_configs.py::test_c_prefetch_dense \
+      tests/test_gpu_configs.py::test_c_prefetch_split_k tests/test_gpu_configs.py::test_c_prefetch_k_grouped &
     halves configs_64 "not tma_store and bm64" &
     halves configs_128 "not tma_store and bm128" &
     part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &

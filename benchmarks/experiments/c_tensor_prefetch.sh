@@ -2,7 +2,8 @@
 # C pulled into L2 by one tensor prefetch per tile (c_tensor_prefetch.patch, DG_TUNE_C_PREFETCH=D: D K blocks before
 # the tile's end), against none, on the k-grouped rows (f32 C) and the dense rows with C; the GPU tests with C under
 # it first. One build serves both sides (unset: HEAD's kernels). NOTES 74. One device call, from the repo root:
-#   [CPF_DS="none 4 8 16"] [CPF_DENSE_DS="none 8"] bash benchmarks/experiments/c_tensor_prefetch.sh [tests|kgrouped|dense|sustained]...
+#   [CPF_DS="none 4 8 16"] [CPF_DENSE_DS="none 8"] bash benchmarks/experiments/c_tensor_prefetch.sh \
+#     [tests|kgrouped|dense|sustained]...
 # (sustained: benchmarks/experiments/sustained.py without the prefetch.)
 set -uo pipefail
 git apply benchmarks/experiments/c_tensor_prefetch.patch || exit 1
@@ -31,6 +32,7 @@ for part in "${parts[@]}"; do case "$part" in
     done; done | tee -a "$OUT/ab.txt"
     unset DG_TUNE_C_PREFETCH ;;
   sustained)
-    timeout -k 5 150 python benchmarks/experiments/sustained.py 100 2>&1 | grep -v "^W0\|^I0" | tee "$OUT/sustained.txt" ;;
+    timeout -k 5 150 python benchmarks/experiments/sustained.py 100 2>&1 | grep -v "^W0\|^I0" |
+      tee "$OUT/sustained.txt" ;;
 esac; done
 echo "elapsed $((SECONDS - start)) s"

@@ -183,8 +183,8 @@ constexpr int kPairedMinStages = 10;  // step 7: paired stages from 5 pairs on
 constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLOCK_N, in BLOCK_N units (see the model)
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
-constexpr std::int64_t kLongKBlocks = 128;
-constexpr int kCPrefetchKBlocks = 1;  // step 13  // step 5: dense tiles of any shape take clusters from K >= 16384 on
+constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
+constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 

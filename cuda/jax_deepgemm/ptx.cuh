@@ -238,14 +238,14 @@ __device__ __forceinline__ void ld_shared_f32x4(unsigned int addr, float& x, flo
 // ----------------------------------------------------------------------------------------------- TMA
 
 // Pull the 128-byte tensor map (a __grid_constant__ kernel parameter) into the descriptor cache early.
+__device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
+}
+
 // The box at {c0, c1} of the tensor map pulled into L2 only (no shared memory, no barrier).
 __device__ __forceinline__ void tma_prefetch_l2_2d(const void* tmap, int c0, int c1) {
   asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];" ::"l"(tmap), "r"(c0), "r"(c1)
                : "memory");
-}
-
-__device__ __forceinline__ void prefetch_tensormap(const void* tmap) {
-  asm volatile("prefetch.tensormap [%0];" ::"l"(tmap) : "memory");
 }
 
 // 2-D tile copy global -> shared through the tensor map; the copy engine adds the box's byte count to `bar`'s

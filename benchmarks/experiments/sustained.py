@@ -1,8 +1,8 @@
 """What a table row's `jit_us` holds beyond its `kernel_us` (NOTES 74): `iters` calls of one op back to back, no
-flush, under the profiler. Prints per row: the wall time per call (the table's way, one loop), our kernel's median
-time over the first and the last fifth of the calls (a drift: the clock falling under sustained load), every other
-kernel of the program with its time per call, and the idle time between one call's last kernel and the next one's
-first (host dispatch not keeping up).
+flush, under the profiler. Prints per row: the wall time per call (one loop of `iters` calls; the table takes the
+median of five), our kernel's median time over the first and the last fifth of the calls (a drift: the clock falling
+under sustained load), every other kernel of the program with its time per call, and the idle time between one
+call's last kernel and the next one's first (host dispatch not keeping up).
 
 Usage (GPU): python benchmarks/experiments/sustained.py [iters]
 """

@@ -59,9 +59,9 @@
 //                           only 128 rows: the second consumer warpgroup then stores nothing), instead of one fixed
 //                           grid of 256-row tiles over M.
 //   JDG_C_PREFETCH          optional, default 0; D >= 1 (fp8_gemm_c_prefetch_supported: a C read by the register
-//                           epilogue): when the producer copies a tile's D-th K block from its end, it also pulls the
-//                           tile's block of C into L2 (one tensor prefetch through the D map, then encoded over C), so
-//                           that the epilogue's C loads do not all go to HBM at once.
+//                           epilogue): when the producer copies a tile's D-th K block from its end (its first, if it
+//                           has fewer), it also pulls the tile's block of C into L2 (one tensor prefetch through the D
+//                           map, then encoded over C), so that the epilogue's C loads do not all go to HBM at once.
 //   JDG_PROFILE_WAITS       optional, default 0; 1 (profiling): count the cycles of the pipeline barrier waits (and
 //                           the consumers' epilogue cycles and K blocks) and the elapsed nanoseconds of every CTA's
 //                           TMA-issuing producer lane and first consumer thread, into a module global that a second

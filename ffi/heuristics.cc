@@ -21,8 +21,10 @@
 //      along M, without multicast), which pays only where the copies set the pace, against the lockstep of two
 //      CTAs (a stage is refilled when the slower one is done). Measured on an H100
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
-//      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%; 256 x 128 ones -0.3% to -1.3% on an H200,
-//      NOTES 25), masked within 2% but for one shape's +10% (off). Dense GEMMs
+//      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10%
+//      (off). k-grouped 256 x 128 tiles measured -0.3% to -1.3% on an H200 (NOTES 25), but 0.8-2.5% faster on an
+//      H100 since (NOTES 75, 4 and 8 groups): on. Masked GEMMs whose rows cross 32-byte sectors (K % 32 != 0,
+//      rows_unaligned below) 18-26% faster (NOTES 75): on there. Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
@@ -30,7 +32,9 @@
 //      H200 -3% to -12%: on at M >= 2048 and >= 32 K blocks. 256 x 128 tiles take them over K >= 16384 (128 K
 //      blocks), where the halved copies of A outweigh the lockstep: kernel time on both GPUs (NOTES 29, two
 //      rounds), M = 4096 / 8192, K = 16384 / 32768 -0.7% to -2.3%, K = 8192 -0.1% to -0.6%, K <= 4096 +0.3% to +0.8%.
-//      Only with at least two waves: every measured case had several; a lone wave stays as it was.
+//      Only with at least two waves: every measured case had several; a lone wave stays as it was. Dense GEMMs whose
+//      A and B rows are not 128-byte multiples (rows_unaligned) take them from M = 512 and 12 K blocks on, at one
+//      wave too (NOTES 75: 5-36% faster at M = 512 to 8192, aligned controls -0.6% to +1.6%).
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even). A dense cluster shares B instead of A where BLOCK_N > BLOCK_M (the two CTAs take
 //      adjacent M blocks of one N block): each CTA then copies BLOCK_M + BLOCK_N / 2 rows per K block rather than
@@ -184,6 +188,8 @@ constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLO
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
+constexpr std::int64_t kUnalignedMinRows = 512;     // step 5: dense GEMMs over rows that are not 128-byte multiples
+constexpr std::int64_t kUnalignedMinKBlocks = 12;   // take clusters from M = 512 and K >= 1536 on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -232,6 +238,11 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
 // tensor-core rate) stay out; over longer K, kLongKBlocks takes them in.
 bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n) > block_m * block_n; }
 
+// Step 5: whether A's and B's rows (K bytes, 16-byte aligned) are not 128-byte multiples. Each 128-byte box row then
+// spans two L2 lines (five 32-byte sectors where K % 32 = 16), and the copies set the pace of any tile: in clusters
+// sharing half of them, dense GEMMs ran 5-36% faster, at one wave too (NOTES 75).
+bool rows_unaligned(std::int64_t k) { return k % kFp8BlockK != 0; }
+
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
 // N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
@@ -240,11 +251,11 @@ bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n)
 // Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
 // grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
-                          bool multicast_pays) {
+                          bool multicast_pays, bool one_wave_too = false) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
-  const bool wanted = forced == 0 ? multicast_pays && c.waves >= 2 : forced == 2;
+  const bool wanted = forced == 0 ? multicast_pays && (c.waves >= 2 || one_wave_too) : forced == 2;
   c.cluster = num_sms >= 2 && pairs && wanted && c.split_k == 1 ? 2 : 1;
   // A dense cluster shares the operand with more rows per tile: B where BLOCK_N > BLOCK_M (the two CTAs take
   // adjacent M blocks of one N block), halving more of each CTA's copies (NOTES 35: 128 x 192 tiles -5% with B
@@ -553,9 +564,11 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
+  const bool unaligned = rows_unaligned(k) && m >= kUnalignedMinRows && k_blocks >= kUnalignedMinKBlocks;
   const bool multicast_pays =
-      m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks);
-  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays);
+      unaligned ||
+      (m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
+  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned);
   choose_c_prefetch(best, kFp8GemmDense, n, c_kind);
   if (env::print_configs())
     print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
@@ -589,7 +602,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
-      (mode == kFp8GemmKGrouped && g <= 4 && best.block_m == 128);
+      (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
+      (mode == kFp8GemmMasked && k % 32 != 0);  // rows crossing sectors (rows_unaligned; K % 128 alone: +3.5%)
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {

@@ -60,6 +60,18 @@ def test_dense_sweep(m, n, k):
     np.testing.assert_array_equal(np.asarray(again.astype(F32)), np.asarray(out.astype(F32)))
 
 
+# Rows that are not 128-byte multiples (K % 128 != 0) take clusters from M = 512 and 12 K blocks on, at one wave too
+# (heuristics.cc, step 5): K = 2000 (rows crossing 32-byte sectors, one wave of 256 x 128 tiles), 1504, and 7000
+# (padded to 7008 bytes).
+@pytest.mark.parametrize("m,n,k", [(512, 2048, 2000), (1024, 1024, 1504), (2304, 640, 7000)])
+def test_dense_unaligned_rows_in_clusters(m, n, k):
+    c = runtime.extension().select_fp8_gemm_config(m, n, -(-k // 16) * 16, runtime.get_num_sms())
+    assert c["cluster"] == 2, c
+    a, b = _operands(m, n, k)
+    expected, bound = _expected(a, b)
+    assert_matches(jax.jit(dg.fp8_gemm_nt)(a, b), expected, bound, BF16)
+
+
 @pytest.mark.parametrize("out_dtype", [BF16, F32])
 @pytest.mark.parametrize("c_dtype", [None, BF16, F32])
 @pytest.mark.parametrize("per_row", [False, True])

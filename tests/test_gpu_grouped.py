@@ -211,6 +211,8 @@ MASKED = {
     # (few tiles: every one split over a pair of CTAs)
     "tall_tiles": (2, 1024, 256, 4096, [1000, 517], 600),
     "tall_tiles_hostile": (3, 600, 256, 4096, [INT32_MAX, -7, 300], 512),
+    # rows crossing 32-byte sectors (K % 32 != 0) over two waves: clusters of 2 by default (heuristics.cc, step 5)
+    "rows_crossing_sectors": (4, 256, 4096, 2000, [256, 100, 0, 255], 128),
 }
 
 
@@ -228,6 +230,10 @@ def test_masked(name):
         c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="masked",
                                                        num_groups=g, expected_m=expected_m)
         assert (c["block_m"], c["block_n"], c["tail_split"]) == (256, 128, True), c
+    if name == "rows_crossing_sectors":
+        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="masked",
+                                                       num_groups=g, expected_m=expected_m)
+        assert c["cluster"] == 2, c
     a64, b64 = _deq(a, b)
     valid = oracle.masked_valid(masked_m, g, m)
     out = fn(a, b, masked_m)

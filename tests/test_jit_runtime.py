@@ -68,7 +68,8 @@ SMEM_LIMIT = 232448
 @pytest.mark.parametrize("m,n,k", [(1, 2112, 7168), (64, 7168, 2048), (65, 4096, 512), (128, 2112, 7168),
                                    (4096, 7168, 2048), (4096, 2112, 7168), (300, 24576, 1536), (7, 16, 128),
                                    (1024, 100, 16), (6144, 2112, 7168), (2048, 2112, 4096),
-                                   (4096, 7168, 16384), (8192, 4096, 32768)])
+                                   (4096, 7168, 16384), (8192, 4096, 32768), (4096, 7168, 6000),
+                                   (512, 7168, 4000), (4096, 4096, 1408)])
 @pytest.mark.parametrize("num_sms", [132, 78, 1])
 @pytest.mark.parametrize("hbm_gbs", [0, 4917])  # unknown (an H100's rate), an H200
 def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
@@ -84,9 +85,12 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
     # dense clusters (heuristics.cc, step 5): M >= 2048, two waves, and tiles whose copies set the pace over >= 32
-    # K blocks or any tiles over >= 128
+    # K blocks or any tiles over >= 128; or rows that are not 128-byte multiples from M = 512 and 12 K blocks on,
+    # at one wave too
     copy_bound = 80 * (c["block_m"] + c["block_n"]) > c["block_m"] * c["block_n"]
-    pays = m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and c["waves"] >= 2 and num_sms >= 2
+    unaligned = k % 128 != 0 and m >= 512 and kb >= 12
+    pays = num_sms >= 2 and (unaligned or (m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and
+                                           c["waves"] >= 2))
     cluster = 2 if pays else 1
     assert c["cluster"] == cluster and c["grid"] == min(num_sms // cluster * cluster, tiles + tiles % cluster)
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
@@ -170,7 +174,16 @@ def test_tune_cluster(monkeypatch):
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks
     assert _C.select_fp8_gemm_config(1024, 2112, 7168, 132)["cluster"] == 1  # M < 2048
+    # rows that are not 128-byte multiples: from M = 512 and 12 K blocks on, at one wave too
+    c = _C.select_fp8_gemm_config(4096, 7168, 7008, 132)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"], c["grid"]) == (256, 128, 2, False, 132)
+    c = _C.select_fp8_gemm_config(512, 7168, 6000, 132)
+    assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
+    assert _C.select_fp8_gemm_config(256, 7168, 6000, 132)["cluster"] == 1  # M < 512
+    assert _C.select_fp8_gemm_config(4096, 7168, 1408, 132)["cluster"] == 1  # 11 K blocks
+    assert _C.select_fp8_gemm_config(4096, 7168, 1536, 132)["cluster"] == 1  # 128-byte rows
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
+    assert _C.select_fp8_gemm_config(4096, 7168, 7008, 132)["cluster"] == 1
     assert _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # where the N blocks pair up; the grid in whole clusters
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
@@ -290,7 +303,8 @@ def _grouped(grouping, m, n, k, g, **kw):
 
 def test_grouped_clusters(monkeypatch):
     """Clusters of 2 by default only where they measured faster (heuristics.cc, step 5): contiguous and ragged with
-    256-row tiles, k-grouped with at most 4 groups; at least two waves and an even N-block count."""
+    256-row tiles, k-grouped with 256-row tiles or 128-row ones and at most 4 groups, masked where K % 32 != 0; at
+    least two waves and an even N-block count."""
     for grouping in ("contiguous", "ragged"):
         c = _grouped(grouping, 4 * 8192, 4096, 7168, 4)
         assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
@@ -298,8 +312,10 @@ def test_grouped_clusters(monkeypatch):
         assert (c["block_m"], c["cluster"]) == (128, 1), c
         assert _grouped(grouping, 4 * 8192, 4096 + 128, 7168, 4)["cluster"] == 1  # 33 N blocks: no pairs
     per_row = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
-    c = _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)
-    assert (c["block_m"], c["cluster"]) == (256, 1), c  # 256 x 128 k-grouped tiles: no multicast
+    for g in (4, 8):  # 256 x 128 k-grouped tiles: clusters whatever the groups
+        c = _grouped("k_grouped", 4096, 7168, g * 8192, g, **per_row)
+        assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
+    assert _grouped("k_grouped", 4096, 7168 + 128, 4 * 8192, 4, **per_row)["cluster"] == 1  # 57 N blocks: no pairs
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 2
     assert _grouped("k_grouped", 4096, 7168, 8 * 4096, 8, **per_row)["cluster"] == 1
@@ -307,8 +323,13 @@ def test_grouped_clusters(monkeypatch):
     assert _grouped("k_grouped", 256, 256, 4 * 1024, 4, **per_row)["cluster"] == 1
     monkeypatch.delenv("DG_TUNE_BLOCK_M")
     assert _grouped("masked", 4096, 4096, 7168, 4, expected_m=256)["cluster"] == 1
+    assert _grouped("masked", 4096, 4096, 7008, 4, expected_m=256)["cluster"] == 1  # rows of whole sectors
+    c = _grouped("masked", 4096, 7168, 6000, 4, expected_m=256)  # rows crossing 32-byte sectors
+    assert (c["cluster"], c["tail_split"]) == (2, False), c
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
     assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["cluster"] == 1
+    assert _grouped("masked", 4096, 7168, 6000, 4, expected_m=256)["cluster"] == 1
+    assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1
     monkeypatch.delenv("DG_TUNE_BLOCK_M")

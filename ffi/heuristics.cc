@@ -33,8 +33,8 @@
 //      blocks), where the halved copies of A outweigh the lockstep: kernel time on both GPUs (NOTES 29, two
 //      rounds), M = 4096 / 8192, K = 16384 / 32768 -0.7% to -2.3%, K = 8192 -0.1% to -0.6%, K <= 4096 +0.3% to +0.8%.
 //      Only with at least two waves: every measured case had several; a lone wave stays as it was. Dense GEMMs whose
-//      A and B rows are not 128-byte multiples (rows_unaligned) take them from M = 512 and 12 K blocks on, at one
-//      wave too (NOTES 75: 5-36% faster at M = 512 to 8192, aligned controls -0.6% to +1.6%).
+//      A and B rows are not 128-byte multiples (rows_unaligned) take them from 12 K blocks on, at any M and at one
+//      wave too (NOTES 75: 5-36% faster at M = 64 to 8192, aligned controls -0.6% to +1.6%).
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even). A dense cluster shares B instead of A where BLOCK_N > BLOCK_M (the two CTAs take
 //      adjacent M blocks of one N block): each CTA then copies BLOCK_M + BLOCK_N / 2 rows per K block rather than
@@ -188,8 +188,8 @@ constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLO
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
-constexpr std::int64_t kUnalignedMinRows = 512;     // step 5: dense GEMMs over rows that are not 128-byte multiples
-constexpr std::int64_t kUnalignedMinKBlocks = 12;   // take clusters from M = 512 and K >= 1536 on
+constexpr std::int64_t kUnalignedMinKBlocks = 12;  // step 5: dense rows that are not 128-byte multiples, clusters
+                                                   // from K >= 1536 on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -240,7 +240,7 @@ bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n)
 
 // Step 5: whether A's and B's rows (K bytes, 16-byte aligned) are not 128-byte multiples. Each 128-byte box row then
 // spans two L2 lines (five 32-byte sectors where K % 32 = 16), and the copies set the pace of any tile: in clusters
-// sharing half of them, dense GEMMs ran 5-36% faster, at one wave too (NOTES 75).
+// sharing half of them, dense GEMMs ran 5-36% faster at M = 64 to 8192, at one wave too (NOTES 75).
 bool rows_unaligned(std::int64_t k) { return k % kFp8BlockK != 0; }
 
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
@@ -564,7 +564,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
-  const bool unaligned = rows_unaligned(k) && m >= kUnalignedMinRows && k_blocks >= kUnalignedMinKBlocks;
+  const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
   const bool multicast_pays =
       unaligned ||
       (m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));

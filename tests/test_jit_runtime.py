@@ -85,10 +85,10 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     tiles = -(-m // c["block_m"]) * -(-n // c["block_n"])
     assert c["tiles"] == tiles and c["waves"] == -(-tiles // num_sms)
     # dense clusters (heuristics.cc, step 5): M >= 2048, two waves, and tiles whose copies set the pace over >= 32
-    # K blocks or any tiles over >= 128; or rows that are not 128-byte multiples from M = 512 and 12 K blocks on,
+    # K blocks or any tiles over >= 128; or rows that are not 128-byte multiples over >= 12 K blocks, at any M and
     # at one wave too
     copy_bound = 80 * (c["block_m"] + c["block_n"]) > c["block_m"] * c["block_n"]
-    unaligned = k % 128 != 0 and m >= 512 and kb >= 12
+    unaligned = k % 128 != 0 and kb >= 12
     pays = num_sms >= 2 and (unaligned or (m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and
                                            c["waves"] >= 2))
     cluster = 2 if pays else 1
@@ -174,12 +174,13 @@ def test_tune_cluster(monkeypatch):
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks
     assert _C.select_fp8_gemm_config(1024, 2112, 7168, 132)["cluster"] == 1  # M < 2048
-    # rows that are not 128-byte multiples: from M = 512 and 12 K blocks on, at one wave too
+    # rows that are not 128-byte multiples: from 12 K blocks on, at any M and at one wave too
     c = _C.select_fp8_gemm_config(4096, 7168, 7008, 132)
     assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"], c["grid"]) == (256, 128, 2, False, 132)
     c = _C.select_fp8_gemm_config(512, 7168, 6000, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
-    assert _C.select_fp8_gemm_config(256, 7168, 6000, 132)["cluster"] == 1  # M < 512
+    c = _C.select_fp8_gemm_config(64, 7168, 6000, 132)
+    assert (c["block_m"], c["waves"], c["cluster"]) == (64, 1, 2)
     assert _C.select_fp8_gemm_config(4096, 7168, 1408, 132)["cluster"] == 1  # 11 K blocks
     assert _C.select_fp8_gemm_config(4096, 7168, 1536, 132)["cluster"] == 1  # 128-byte rows
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")

@@ -8,7 +8,8 @@ set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/cl_cache
-JDG_TEST_LIMIT=240 ab_tests landed tests/test_gpu_dense.py tests/test_gpu_grouped.py -k "unaligned or masked or k_grouped"
+JDG_TEST_LIMIT=240 ab_tests landed tests/test_gpu_dense.py tests/test_gpu_grouped.py \
+  -k "unaligned or masked or k_grouped"
 JDG_TEST_LIMIT=200 ab_tests configs tests/test_gpu_configs.py -k "k_grouped"
 for round in 1 2; do for c in 1 2; do
   export DG_TUNE_CLUSTER=$c

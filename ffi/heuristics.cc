@@ -23,8 +23,9 @@
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
 //      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10%
 //      (off). k-grouped 256 x 128 tiles measured -0.3% to -1.3% on an H200 (NOTES 25), but 0.9-2.5% faster on an
-//      H100 since (NOTES 75, 4 and 8 groups): on. Masked GEMMs whose rows cross 32-byte sectors (K % 32 != 0,
-//      rows_unaligned below) 13-26% faster (NOTES 75): on there. Dense GEMMs
+//      H100 since (NOTES 75, 4 and 8 groups): on. Contiguous, ragged and masked GEMMs whose rows cross 32-byte
+//      sectors (K % 32 != 0, rows_unaligned below) 13-26% faster at 128-row tiles (NOTES 75): on there (64-row
+//      ones unmeasured). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
@@ -603,7 +604,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
-      (mode == kFp8GemmMasked && k % 32 != 0);  // rows crossing sectors (rows_unaligned; K % 128 alone: +3.1%)
+      (mode != kFp8GemmKGrouped && k % 32 != 0 && best.block_m >= 128);  // rows crossing sectors (rows_unaligned;
+                                                                        // masked at K % 128 alone: +3.1%)
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {

@@ -81,6 +81,10 @@ CONTIGUOUS = {
     # K = 4096: the heuristics' own 256-row tiles walk the segments (heuristics.cc, step 11), of 3, 5, 2 and 2 blocks,
     # the last one's id out of range
     "long_k_segments": (1536, 3, 256, 4096, _runs((2, 300), (-1, 84), (0, 640), (1, 200), (-1, 56), (7, 256))),
+    # rows crossing 32-byte sectors (K % 32 != 0) in 128-row tiles over two waves: clusters of 2 by default
+    # (heuristics.cc, step 5)
+    "rows_crossing_sectors": (2048, 8, 2048, 2000, _runs((0, 384), (1, 128), (-1, 128), (2, 256), (3, 256), (4, 128),
+                                                         (5, 384), (6, 256), (7, 128))),
 }
 
 
@@ -96,6 +100,10 @@ def test_contiguous(name):
         c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="contiguous",
                                                        num_groups=g)
         assert (c["block_m"], c["segments"]) == (256, True), c
+    if name == "rows_crossing_sectors":
+        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="contiguous",
+                                                       num_groups=g)
+        assert (c["block_m"], c["cluster"]) == (128, 2), c
     a64, b64 = _deq(a, b)
     expected = oracle.contiguous(a64, b64, np.asarray(ids))
     bound = oracle.contiguous(a64, b64, np.asarray(ids), fn=oracle.gemm_bound)
@@ -144,6 +152,10 @@ RAGGED = {
     "all_empty": (130, 130, 200, [0, 0, -1]),
     "300_groups": (700, 128, 256, list(np.random.default_rng(3).integers(0, 4, 300))),
     "single_group_all_rows": (1000, 520, 1000, [1000]),
+    # rows crossing 32-byte sectors (K % 32 != 0) in 128-row tiles over two waves: clusters of 2 by default
+    # (heuristics.cc, step 5)
+    "rows_crossing_sectors": (2048, 1792, 2000, [200, 64, 128, 0, 150, 100, 128, 90, 110, 128, 140, 60, 128, 256,
+                                                 100, 120]),
 }
 
 
@@ -156,6 +168,10 @@ def test_ragged(name):
     fn = jax.jit(dg.fp8_grouped_gemm_nt)
     if name == "skewed_and_empty":
         assert _uses_kernel(dg.fp8_grouped_gemm_nt, a, b, sizes, grouping="ragged")
+    if name == "rows_crossing_sectors":
+        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="ragged",
+                                                       num_groups=g)
+        assert (c["block_m"], c["cluster"]) == (128, 2), c
     a64, b64 = _deq(a, b)
     out = fn(a, b, sizes)
     assert_matches(out, oracle.ragged(a64, b64, np.asarray(sizes)),

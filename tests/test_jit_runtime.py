@@ -304,14 +304,19 @@ def _grouped(grouping, m, n, k, g, **kw):
 
 def test_grouped_clusters(monkeypatch):
     """Clusters of 2 by default only where they measured faster (heuristics.cc, step 5): contiguous and ragged with
-    256-row tiles, k-grouped with 256-row tiles or 128-row ones and at most 4 groups, masked where K % 32 != 0; at
-    least two waves and an even N-block count."""
+    256-row tiles, k-grouped with 256-row tiles or 128-row ones and at most 4 groups, the other grouped modes' 128-
+    and 256-row tiles where K % 32 != 0; at least two waves and an even N-block count."""
     for grouping in ("contiguous", "ragged"):
         c = _grouped(grouping, 4 * 8192, 4096, 7168, 4)
         assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
         c = _grouped(grouping, 32 * 128, 4096, 7168, 32)  # short runs: 128-row tiles
         assert (c["block_m"], c["cluster"]) == (128, 1), c
         assert _grouped(grouping, 4 * 8192, 4096 + 128, 7168, 4)["cluster"] == 1  # 33 N blocks: no pairs
+        c = _grouped(grouping, 32 * 128, 4096, 2000, 32)  # 128-row tiles over rows crossing 32-byte sectors
+        assert (c["block_m"], c["cluster"]) == (128, 2), c
+        assert _grouped(grouping, 32 * 128, 4096, 2016, 32)["cluster"] == 1  # rows of whole sectors
+        assert _grouped(grouping, 1024, 4096, 2000, 16)["block_m"] == 64  # 64-row tiles: unmeasured, none
+        assert _grouped(grouping, 1024, 4096, 2000, 16)["cluster"] == 1
     per_row = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
     for g in (4, 8):  # 256 x 128 k-grouped tiles: clusters whatever the groups
         c = _grouped("k_grouped", 4096, 7168, g * 8192, g, **per_row)
@@ -330,6 +335,7 @@ def test_grouped_clusters(monkeypatch):
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
     assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["cluster"] == 1
     assert _grouped("masked", 4096, 7168, 6000, 4, expected_m=256)["cluster"] == 1
+    assert _grouped("ragged", 32 * 128, 4096, 2000, 32)["cluster"] == 1
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 1

@@ -190,7 +190,7 @@ constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
 constexpr std::int64_t kUnalignedMinKBlocks = 12;  // step 5: dense rows that are not 128-byte multiples, clusters
-                                                   // from K >= 1536 on
+                                                   // from 12 K blocks (K > 1408) on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }

@@ -24,8 +24,8 @@
 //      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10%
 //      (off). k-grouped 256 x 128 tiles measured -0.3% to -1.3% on an H200 (NOTES 25), but 0.9-2.5% faster on an
 //      H100 since (NOTES 75, 4 and 8 groups): on. Contiguous, ragged and masked GEMMs whose rows cross 32-byte
-//      sectors (K % 32 != 0, rows_unaligned below) 13-26% faster at 128-row tiles (NOTES 75): on there (64-row
-//      ones unmeasured). Dense GEMMs
+//      sectors (rows_cross_sectors below) 13-26% faster at 128-row tiles (NOTES 75): on there (64-row ones
+//      unmeasured). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
@@ -240,9 +240,13 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
 bool copies_set_pace(int block_m, int block_n) { return 80 * (block_m + block_n) > block_m * block_n; }
 
 // Step 5: whether A's and B's rows (K bytes, 16-byte aligned) are not 128-byte multiples. Each 128-byte box row then
-// spans two L2 lines (five 32-byte sectors where K % 32 = 16), and the copies set the pace of any tile: in clusters
-// sharing half of them, dense GEMMs ran 5-36% faster at M = 64 to 8192, at one wave too (NOTES 75).
+// spans two L2 lines, and the copies set the pace of any tile: in clusters sharing half of them, dense GEMMs ran
+// 5-36% faster at M = 64 to 8192, at one wave too (NOTES 75).
 bool rows_unaligned(std::int64_t k) { return k % kFp8BlockK != 0; }
+
+// Step 5: whether those rows also cross 32-byte sectors (K % 32 = 16): five sectors per box row instead of four.
+// Grouped GEMMs measured in clusters only there (13-26% faster; masked rows of whole sectors, K = 7008: +3.1%).
+bool rows_cross_sectors(std::int64_t k) { return k % 32 != 0; }
 
 // Step 5, and the grid: min(num_sms, `bound` tiles), in whole clusters. `multicast_pays`: the model's case for
 // clusters (step 5) holds for this problem. Grouped modes pair N blocks only; dense ones pair the tiles of an odd
@@ -604,8 +608,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
-      (mode != kFp8GemmKGrouped && k % 32 != 0 && best.block_m >= 128);  // rows crossing sectors (rows_unaligned;
-                                                                        // masked at K % 128 alone: +3.1%)
+      (mode != kFp8GemmKGrouped && rows_cross_sectors(k) && best.block_m >= 128);
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {

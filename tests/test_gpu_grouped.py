@@ -44,6 +44,12 @@ def _uses_kernel(fn, *args, grouping) -> bool:
     return f'grouping = "{grouping}"' in jax.jit(fn).lower(*args).as_text()
 
 
+def _default_config(grouping, m, n, k, g, **kw) -> dict:
+    """The configuration the heuristics pick for this GPU (heuristics.cc)."""
+    return runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping=grouping,
+                                                      num_groups=g, **kw)
+
+
 # ---------------------------------------------------------------------------------------------------- contiguous
 
 def _runs(*runs, pad=0):
@@ -97,12 +103,10 @@ def test_contiguous(name):
     if name == "aligned_runs_and_padding":
         assert _uses_kernel(dg.m_grouped_fp8_gemm_nt_contiguous, a, b, ids, grouping="contiguous")
     if name == "long_k_segments":
-        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="contiguous",
-                                                       num_groups=g)
+        c = _default_config("contiguous", m, n, k, g)
         assert (c["block_m"], c["segments"]) == (256, True), c
     if name == "rows_crossing_sectors":
-        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="contiguous",
-                                                       num_groups=g)
+        c = _default_config("contiguous", m, n, k, g)
         assert (c["block_m"], c["cluster"]) == (128, 2), c
     a64, b64 = _deq(a, b)
     expected = oracle.contiguous(a64, b64, np.asarray(ids))
@@ -169,8 +173,7 @@ def test_ragged(name):
     if name == "skewed_and_empty":
         assert _uses_kernel(dg.fp8_grouped_gemm_nt, a, b, sizes, grouping="ragged")
     if name == "rows_crossing_sectors":
-        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="ragged",
-                                                       num_groups=g)
+        c = _default_config("ragged", m, n, k, g)
         assert (c["block_m"], c["cluster"]) == (128, 2), c
     a64, b64 = _deq(a, b)
     out = fn(a, b, sizes)
@@ -243,12 +246,10 @@ def test_masked(name):
         assert _uses_kernel(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, expected_m), a, b, masked_m,
                             grouping="masked")
     if name.startswith("tall_tiles"):
-        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="masked",
-                                                       num_groups=g, expected_m=expected_m)
+        c = _default_config("masked", m, n, k, g, expected_m=expected_m)
         assert (c["block_m"], c["block_n"], c["tail_split"]) == (256, 128, True), c
     if name == "rows_crossing_sectors":
-        c = runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping="masked",
-                                                       num_groups=g, expected_m=expected_m)
+        c = _default_config("masked", m, n, k, g, expected_m=expected_m)
         assert c["cluster"] == 2, c
     a64, b64 = _deq(a, b)
     valid = oracle.masked_valid(masked_m, g, m)

@@ -303,6 +303,12 @@ def test_k_grouped(name, with_c):
     assert_matches(out, ref, bound, F32)
 
 
+# (M, N): one wave of small tiles; two rounds of 256 x 128 tiles, which the heuristics run in clusters of 2 (both CTAs
+# of a pair read and clamp the same sizes).
+K_GROUPED_HOSTILE_SHAPES = [(192, 160), (2048, 1024)]
+
+
+@pytest.mark.parametrize("mn", K_GROUPED_HOSTILE_SHAPES, ids=["one_wave", "clusters"])
 @pytest.mark.parametrize("sizes,checked", [
     ([512, -7, 256, 256], [0, 2, 3]),                  # negative: counts as 0
     ([512, 2**31 - 1, 128, 128], [0]),                 # past K: cut at K, later groups empty
@@ -310,10 +316,13 @@ def test_k_grouped(name, with_c):
     ([100, 412, 256, 256], [3]),                       # unaligned segments: unspecified values in groups 0-2
     ([-2**31, 0, 0, 1024], [0, 1, 2, 3]),
 ])
-def test_k_grouped_hostile_sizes(sizes, checked):
+def test_k_grouped_hostile_sizes(sizes, checked, mn):
     """Whatever group_sizes hold, the kernel stays in bounds (run under compute-sanitizer to see it) and the groups
     the contract defines are right; empty groups are exactly C."""
-    m, n, k = 192, 160, 1024
+    (m, n), k = mn, 1024
+    if mn == K_GROUPED_HOSTILE_SHAPES[1]:
+        c = _default_config("k_grouped", m, n, k, len(sizes), b_scale_per_row=True, out_f32=True, c_kind=2)
+        assert (c["block_m"], c["cluster"]) == (256, 2), c
     sizes = np.asarray(sizes, np.int64).astype(np.int32)
     a, b = _k_grouped_operands(m, n, k, "hostile")
     c = randn(seed_of("kg-hostile-c"), (len(sizes), m, n))

@@ -156,6 +156,15 @@
 //    with bf16 C -4.8% / -4.1%, 4096 x 7168 x 16384 with f32 C -0.9%, but 4096 x 4096 x 7168 and 2048 x 2112 x 7168
 //    with f32 C +0.8% to +1.3%). DG_TUNE_C_PREFETCH=D prefetches D K blocks before the end wherever it applies, 0
 //    never.
+// 14. A balanced grid (dense and k-grouped 256-row tiles over at least kBalancedMinKBlocks K blocks per tile): as
+//    few CTAs as take the same number of rounds of tiles, e.g. 128 instead of 132 for 896 or 512 tiles (DeepGEMM's
+//    heuristics do the same). Measured on an H100 (benchmarks/NOTES.md 76, one build, the SM count capped at 128
+//    against 132, two rounds): 4096 x 7168 x 16384 -1.2%, 4096 x 7000 x 7000 -2.1%, 4096 x 4096 x 7168 -0.2%,
+//    k-grouped 4 x 4096 x 7168 x 8192 -1.0%, 4 x 7168 x 2048 x 8192 -0.7%, 8 x 7168 x 2048 x 4096 -1.1%; over short
+//    K it is even or loses (K = 2048 0.0%, 1536 +0.1%, 512 +2.6%: short tiles are bound by the feed, which more
+//    CTAs share better). DeepGEMM's own kernel ran 1.3% faster on 128 CTAs than on 132 here (4096 x 7168 x 16384).
+//    Why it pays is not measured; fewer SMs drawing power under the cap is the likely reason. 128-row tiles
+//    (4096 x 2112 x 7168 would take 118 CTAs) are unmeasured and keep the full grid.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -192,6 +201,7 @@ constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape 
 constexpr std::int64_t kUnalignedMinKBlocks = 12;  // step 5: dense rows that are not 128-byte multiples, clusters
                                                    // from 12 K blocks (K > 1408) on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
+constexpr std::int64_t kBalancedMinKBlocks = 32;  // step 14: K >= 4096 per tile
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -256,7 +266,7 @@ bool rows_cross_sectors(std::int64_t k) { return k % 32 != 0; }
 // Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
 // grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
-                          bool multicast_pays, bool one_wave_too = false) {
+                          bool multicast_pays, bool one_wave_too = false, bool balanced = false) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
@@ -281,6 +291,18 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
+  if (balanced && c.grid > 0 && c.split_k == 1 && !c.tail_split) {  // step 14 (`bound`: the tiles, counted exactly)
+    const std::int64_t clusters = whole_clusters / ctas, per_round = c.grid / ctas;
+    const std::int64_t rounds = ceil_div(clusters, per_round);
+    c.grid = static_cast<int>(ceil_div(clusters, rounds) * ctas);
+  }
+}
+
+// Step 14: whether a grid as small as keeps the rounds pays: 256-row tiles of at least kBalancedMinKBlocks K blocks,
+// in the modes whose tile count the host knows (dense; k-grouped counts every group's tiles, empty ones too).
+bool balanced_grid_pays(int mode, int block_m, std::int64_t k_per_tile) {
+  return (mode == kFp8GemmDense || mode == kFp8GemmKGrouped) && block_m == 256 &&
+         ceil_div(k_per_tile, kFp8BlockK) >= kBalancedMinKBlocks;
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -573,7 +595,8 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const bool multicast_pays =
       unaligned ||
       (m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
-  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned);
+  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned,
+                       balanced_grid_pays(kFp8GemmDense, best.block_m, k));
   choose_c_prefetch(best, kFp8GemmDense, n, c_kind);
   if (env::print_configs())
     print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
@@ -609,7 +632,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
       (mode != kFp8GemmKGrouped && rows_cross_sectors(k) && best.block_m >= 128);
-  set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays);
+  set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays, false,
+                       balanced_grid_pays(mode, best.block_m, k_per_tile));
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",

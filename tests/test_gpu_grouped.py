@@ -278,6 +278,9 @@ K_GROUPED = {
     "one_group": (64, 16, [896]),
     "m_and_n_tails": (130, 200, [384, 256, 128]),
     "many_groups": (96, 144, [128] * 16 + [0] * 4 + [256] * 4),
+    # 4 x 5 x 12 = 240 tiles of 256 x 128 over 32 K blocks each: two rounds on a balanced grid (heuristics.cc,
+    # step 14) of 120 CTAs in clusters of 2
+    "balanced_grid": (1280, 1536, [4096] * 4),
 }
 
 
@@ -297,6 +300,10 @@ def test_k_grouped(name, with_c):
     c = randn(seed_of("kg-c", name), (g, m, n)) if with_c else None
     fn = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)  # noqa: E731
     assert _uses_kernel(fn, a, b, sizes, c, grouping="k_grouped")
+    if name == "balanced_grid":
+        cfg = _default_config("k_grouped", m, n, k, g, b_scale_per_row=True, out_f32=True, c_kind=2 if with_c else 0)
+        assert (cfg["block_m"], cfg["cluster"], cfg["tiles"]) == (256, 2, 240), cfg
+        assert cfg["grid"] == 2 * -(-120 // cfg["waves"]) < runtime.get_num_sms(), cfg
     out = jax.jit(fn)(a, b, jnp.asarray(sizes), c)
     a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
     ref, bound = oracle.k_grouped(a64, b64, sizes, c), oracle.k_grouped(a64, b64, sizes, c, oracle.gemm_bound)

@@ -92,7 +92,11 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     pays = num_sms >= 2 and (unaligned or (m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and
                                            c["waves"] >= 2))
     cluster = 2 if pays else 1
-    assert c["cluster"] == cluster and c["grid"] == min(num_sms // cluster * cluster, tiles + tiles % cluster)
+    grid = min(num_sms // cluster * cluster, tiles + tiles % cluster)
+    if c["block_m"] == 256 and kb >= 32:  # step 14: as few CTAs as take the same rounds (in whole clusters)
+        clusters = -(-tiles // cluster)
+        grid = -(-clusters // -(-clusters // (grid // cluster))) * cluster
+    assert c["cluster"] == cluster and c["grid"] == grid
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
     def cost(bm, bn):
@@ -161,8 +165,8 @@ def test_small_tiles_keep_16_stages_in_flight(monkeypatch):
 def test_tune_cluster(monkeypatch):
     c = _C.select_fp8_gemm_config(4096, 7168, 8192, 132)  # 256 x 128 tiles: clusters from 128 K blocks on
     assert (c["block_m"], c["block_n"], c["cluster"]) == (256, 128, 1)
-    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
-    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 128, 2, 132)
+    c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)  # 896 tiles: 7 rounds on 128 CTAs (step 14)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 128, 2, 128)
     assert _C.select_fp8_gemm_config(1024, 7168, 16384, 132)["cluster"] == 1  # M < 2048
     c = _C.select_fp8_gemm_config(2048, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
@@ -175,8 +179,8 @@ def test_tune_cluster(monkeypatch):
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks
     assert _C.select_fp8_gemm_config(1024, 2112, 7168, 132)["cluster"] == 1  # M < 2048
     # rows that are not 128-byte multiples: from 12 K blocks on, at any M and at one wave too
-    c = _C.select_fp8_gemm_config(4096, 7168, 7008, 132)
-    assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"], c["grid"]) == (256, 128, 2, False, 132)
+    c = _C.select_fp8_gemm_config(4096, 7168, 7008, 132)  # (and 7 rounds on 128 CTAs, step 14)
+    assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"], c["grid"]) == (256, 128, 2, False, 128)
     c = _C.select_fp8_gemm_config(512, 7168, 6000, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
     c = _C.select_fp8_gemm_config(64, 7168, 6000, 132)
@@ -188,8 +192,8 @@ def test_tune_cluster(monkeypatch):
     assert _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # where the N blocks pair up; the grid in whole clusters
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
-    assert (c["cluster"], c["grid"]) == (2, 132)
-    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 131)["grid"] == 130
+    assert (c["cluster"], c["grid"]) == (2, 128)
+    assert _C.select_fp8_gemm_config(4096, 7168, 2048, 131)["grid"] == 130  # (16 K blocks: no step 14)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 2
     c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)
     assert (c["waves"], c["cluster"], c["grid"]) == (1, 2, 112)
@@ -318,9 +322,10 @@ def test_grouped_clusters(monkeypatch):
         assert _grouped(grouping, 1024, 4096, 2000, 16)["block_m"] == 64  # 64-row tiles: unmeasured, none
         assert _grouped(grouping, 1024, 4096, 2000, 16)["cluster"] == 1
     per_row = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
-    for g in (4, 8):  # 256 x 128 k-grouped tiles: clusters whatever the groups
+    for g in (4, 8):  # 256 x 128 k-grouped tiles: clusters whatever the groups (4 groups: 28 rounds on 128 CTAs,
+        # step 14; 8 groups: 55 rounds on 132, which 128 would make 56)
         c = _grouped("k_grouped", 4096, 7168, g * 8192, g, **per_row)
-        assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
+        assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 128 if g == 4 else 132), c
     assert _grouped("k_grouped", 4096, 7168 + 128, 4 * 8192, 4, **per_row)["cluster"] == 1  # 57 N blocks: no pairs
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 2

@@ -93,9 +93,9 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
                                            c["waves"] >= 2))
     cluster = 2 if pays else 1
     grid = min(num_sms // cluster * cluster, tiles + tiles % cluster)
-    if c["block_m"] == 256 and kb >= 32:  # step 14: as few CTAs as take the same rounds (in whole clusters)
-        clusters = -(-tiles // cluster)
-        grid = -(-clusters // -(-clusters // (grid // cluster))) * cluster
+    if c["block_m"] == 256 and kb >= 32 and grid >= 16:  # step 14: whole band rows (16 CTAs) if the rounds stay
+        whole, band_rows = tiles + tiles % cluster, grid // 16 * 16
+        grid = band_rows if -(-whole // band_rows) == -(-whole // grid) else grid
     assert c["cluster"] == cluster and c["grid"] == grid
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).

@@ -1,8 +1,8 @@
 // Configuration heuristics for the dense FP8 GEMM kernel (cuda/jax_deepgemm/fp8_gemm.cuh).
 //
-// The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs, one per SM, each walking over output tiles
-// of BLOCK_M x BLOCK_N. Every tile streams its whole K extent (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through
-// the shared-memory pipeline. A 128-row tile costs about BLOCK_N + kTileOverhead time units: its wgmmas and its
+// The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs (step 14 takes fewer where that keeps the
+// rounds), one per SM, each walking over output tiles of BLOCK_M x BLOCK_N. Every tile streams its whole K extent
+// (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through the shared-memory pipeline. A 128-row tile costs about BLOCK_N + kTileOverhead time units: its wgmmas and its
 // promotion scale with BLOCK_N, while streaming A's BLOCK_M x K bytes, the pipeline's start and the epilogue add a
 // part that does not (kTileOverhead = 64 fits the H200 sweep of benchmarks/NOTES.md, 3); a 256-row tile does twice
 // the work for the same overhead. The run takes about

@@ -2,10 +2,10 @@
 //
 // The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs (step 14 takes fewer where that keeps the
 // rounds), one per SM, each walking over output tiles of BLOCK_M x BLOCK_N. Every tile streams its whole K extent
-// (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through the shared-memory pipeline. A 128-row tile costs about BLOCK_N + kTileOverhead time units: its wgmmas and its
-// promotion scale with BLOCK_N, while streaming A's BLOCK_M x K bytes, the pipeline's start and the epilogue add a
-// part that does not (kTileOverhead = 64 fits the H200 sweep of benchmarks/NOTES.md, 3); a 256-row tile does twice
-// the work for the same overhead. The run takes about
+// (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through the shared-memory pipeline. A 128-row tile costs about
+// BLOCK_N + kTileOverhead time units: its wgmmas and its promotion scale with BLOCK_N, while streaming A's
+// BLOCK_M x K bytes, the pipeline's start and the epilogue add a part that does not (kTileOverhead = 64 fits the
+// H200 sweep of benchmarks/NOTES.md, 3); a 256-row tile does twice the work for the same overhead. The run takes about
 //     waves x (BLOCK_N x BLOCK_M / 128 + kTileOverhead),   waves = ceil(tiles / num_sms)
 // We therefore
 //   1. take BLOCK_M 64 when M <= 64 (one consumer warpgroup, no wasted rows), 128 when M <= 128 (two consumer

@@ -156,18 +156,18 @@
 //    with bf16 C -4.8% / -4.1%, 4096 x 7168 x 16384 with f32 C -0.9%, but 4096 x 4096 x 7168 and 2048 x 2112 x 7168
 //    with f32 C +0.8% to +1.3%). DG_TUNE_C_PREFETCH=D prefetches D K blocks before the end wherever it applies, 0
 //    never.
-// 14. A balanced grid (dense and k-grouped 256-row tiles over at least kBalancedMinKBlocks K blocks per tile): the
-//    grid cut to whole rows of the tile order's bands (kBandCtas) where that keeps the number of rounds of tiles,
+// 14. A balanced grid (dense and k-grouped 256-row tiles over at least kBalancedMinKBlocks K blocks per tile): the grid
+//    cut to whole rows of the tile order's bands (kFp8BandNBlocks CTAs) where that keeps the number of rounds of tiles,
 //    e.g. 128 CTAs instead of 132 for 896, 880 or 512 tiles; then every round takes whole band rows. (DeepGEMM's
-//    heuristics launch as few CTAs as keep the rounds.) Measured on an H100 (benchmarks/NOTES.md 76, one build,
-//    the SM count capped at 128 against 132, two rounds): 4096 x 7168 x 16384 -1.2%, 4096 x 7000 x 7000 -2.1%,
-//    4096 x 4096 x 7168 -0.2%; one round: k-grouped 4 x 4096 x 7168 x 8192 -1.0%, 4 x 7168 x 2048 x 8192 -0.7%,
-//    8 x 7168 x 2048 x 4096 -1.1%; over short K it is even or loses (K = 2048 0.0%, 1536 +0.1%, 512 +2.6%: short
-//    tiles are bound by the feed, which more CTAs share better). DeepGEMM's own kernel ran 1.3% faster on 128 CTAs
-//    than on 132 here (4096 x 7168 x 16384).
-//    Why it pays is not measured: fewer SMs drawing power under the cap, or rounds that read whole band rows of A
-//    and B. Only 128 CTAs were measured, hence whole band rows rather than the fewest CTAs (880 tiles: 126); 128-row
-//    tiles (4096 x 2112 x 7168) are unmeasured and keep the full grid.
+//    heuristics launch as few CTAs as keep the rounds.) Measured on an H100 (benchmarks/NOTES.md 76, one build, the SM
+//    count capped at 128 against 132, two rounds): 4096 x 7168 x 16384 -1.2%, 4096 x 7000 x 7000 -2.1%, 4096 x 4096 x
+//    7168 -0.2%; one round: k-grouped 4 x 4096 x 7168 x 8192 -1.0%, 4 x 7168 x 2048 x 8192 -0.7%, 8 x 7168 x 2048 x
+//    4096 -1.1%; over short K it is even or loses (K = 2048 0.0%, 1536 +0.1%, 512 +2.6%: short tiles are bound by the
+//    feed, which more CTAs share better). DeepGEMM's own kernel ran 1.3% faster on 128 CTAs than on 132 here (4096 x
+//    7168 x 16384).
+//    Why it pays is not measured: fewer SMs drawing power under the cap, or rounds that read whole band rows of A and
+//    B. Only 128 CTAs were measured, hence whole band rows rather than the fewest CTAs (880 tiles: 126); 128-row tiles
+//    (4096 x 2112 x 7168) are unmeasured and keep the full grid.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -205,7 +205,6 @@ constexpr std::int64_t kUnalignedMinKBlocks = 12;  // step 5: dense rows that ar
                                                    // from 12 K blocks (K > 1408) on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
 constexpr std::int64_t kBalancedMinKBlocks = 32;  // step 14: K >= 4096 per tile
-constexpr int kBandCtas = 16;  // step 14: the CTAs of one row of a band of the tile order (16 N blocks, either cluster)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -296,7 +295,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
   if (balanced && c.split_k == 1 && !c.tail_split) {  // step 14 (`bound`: the tiles, counted exactly)
-    const int band_rows = c.grid / kBandCtas * kBandCtas;
+    const int band_rows = c.grid / kFp8BandNBlocks * kFp8BandNBlocks;  // a band row: one tile per N block
     if (band_rows > 0 && ceil_div(whole_clusters, band_rows) == ceil_div(whole_clusters, c.grid)) c.grid = band_rows;
   }
 }

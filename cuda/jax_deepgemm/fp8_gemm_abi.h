@@ -141,6 +141,7 @@ constexpr int kFp8GemmKGrouped = 4;
 
 constexpr int kFp8BlockK = 128;              // K elements per pipeline stage and per scale block
 constexpr int kMaxDynamicSmemBytes = 232448;  // sm_90 opt-in limit per block
+constexpr int kFp8BandNBlocks = 16;  // N blocks per band of the tile order (kernel: kBandN; heuristics: step 14)
 
 // Consumer warpgroups: one per 64 rows, at most two (BLOCK_M 256: two 64-row waves each).
 constexpr int fp8_gemm_math_warpgroups(int block_m) { return block_m >= 128 ? 2 : 1; }

@@ -155,7 +155,7 @@ constexpr int kMathRegs = kNumMathWarpgroups == 1 ? 248 : 232;
 
 // Tile order: bands of kBandN columns (N blocks, or N-block pairs of a cluster); inside a band the column index runs
 // fastest, then M. The CTAs working at the same time then share a few A row-blocks and B column-blocks in L2.
-constexpr int kBandN = 16 / kCluster;
+constexpr int kBandN = kFp8BandNBlocks / kCluster;
 
 // wgmma accumulator fragment: N/2 floats per thread, 4 per 8-column chunk.
 constexpr int kAccRegs = kBlockN / 2;

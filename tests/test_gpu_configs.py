@@ -529,6 +529,6 @@ def test_c_prefetch_split_k(monkeypatch, capfd):
 @pytest.mark.parametrize("sizes,checked", [([512, -7, 256, 256], [0, 2, 3]), ([100, 412, 256, 256], [3])])
 def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
     with _forced(monkeypatch, DG_TUNE_C_PREFETCH=3, DG_TUNE_BLOCK_M=128):
-        grouped.test_k_grouped_hostile_sizes(sizes, checked)
+        grouped.test_k_grouped_hostile_sizes(sizes, checked, grouped.K_GROUPED_HOSTILE_SHAPES[0])  # one wave
     line, fields = _last_config(capfd, "k_grouped")
     assert (fields["c_prefetch"], fields["block_m"]) == (3, 128), line

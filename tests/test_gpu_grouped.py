@@ -45,9 +45,15 @@ def _uses_kernel(fn, *args, grouping) -> bool:
 
 
 def _default_config(grouping, m, n, k, g, **kw) -> dict:
-    """The configuration the heuristics pick for this GPU (heuristics.cc)."""
-    return runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping=grouping,
-                                                      num_groups=g, **kw)
+    """The configuration the heuristics pick for this GPU (heuristics.cc), whatever DG_TUNE_* settings the caller
+    runs under: test_gpu_configs.py runs these cases with forced configurations, and a case's check that it covers
+    a default path is about the heuristics' own pick."""
+    forced = {name: os.environ.pop(name) for name in list(os.environ) if name.startswith("DG_TUNE_")}
+    try:
+        return runtime.extension().select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), grouping=grouping,
+                                                          num_groups=g, **kw)
+    finally:
+        os.environ.update(forced)
 
 
 # ---------------------------------------------------------------------------------------------------- contiguous

@@ -3,7 +3,8 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
-#   bash tools/gpu_session.sh par                   the GPU test files in 6 parallel processes (fits one call)
+#   bash tools/gpu_session.sh par [1|2]             the GPU test files in 8 parallel processes; 1 / 2: half of them
+#                                                   each (one device call per half)
 #   bash tools/gpu_session.sh nn                    the vmap and Flax NNX / Equinox layer tests with the kernels active
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
@@ -80,22 +81,30 @@ case "$phase" in
       part "$1_b" $(cat "$OUT/par/ids_$1_01") &
       wait
     }
-    # (the segment walk's cases name no BLOCK_M in their ids, so the halves below do not take them)
-    part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py \
-      tests/test_gpu_configs.py::test_contiguous_segments &
-    part grouped tests/test_gpu_grouped.py tests/test_gpu_configs.py::test_c_prefetch_dense \
-      tests/test_gpu_configs.py::test_c_prefetch_split_k tests/test_gpu_configs.py::test_c_prefetch_k_grouped &
-    halves configs_64 "not tma_store and bm64" &
-    halves configs_128 "not tma_store and bm128" &
-    part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
-    part tma_store tests/test_gpu_configs.py -k "tma_store" &
+    # `par 1` / `par 2` run each half of the parts (one device call each): all eight at once ran past the call's
+    # limit on 2026-11-28 (the file parts took 7-8 minutes, the configuration parts were cut at 76-87%).
+    group="${1:-all}"
+    if [ "$group" != 2 ]; then
+      # (the segment walk's cases name no BLOCK_M in their ids, so the halves below do not take them)
+      part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py \
+        tests/test_gpu_configs.py::test_contiguous_segments &
+      part grouped tests/test_gpu_grouped.py tests/test_gpu_configs.py::test_c_prefetch_dense \
+        tests/test_gpu_configs.py::test_c_prefetch_split_k tests/test_gpu_configs.py::test_c_prefetch_k_grouped &
+      part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
+      part tma_store tests/test_gpu_configs.py -k "tma_store" &
+    fi
+    if [ "$group" != 1 ]; then
+      halves configs_64 "not tma_store and bm64" &
+      halves configs_128 "not tma_store and bm128" &
+    fi
     wait
     # Every case of the GPU files must have run in some part (a part cut off by its limit prints no summary).
     all=$(python -I -m pytest tests/test_gpu_*.py tests/test_threads.py --collect-only -q -p no:cacheprovider \
           2>/dev/null | grep -c "::")
     ran=$(for f in "$OUT"/par/tests_*.log; do tail -1 "$f"; done |
           grep -oE "[0-9]+ (passed|failed|skipped|errors?|xfailed|xpassed)" | awk '{n += $1} END {print n + 0}')
-    echo "par: $ran of the $all GPU test cases ran$([ "$ran" -lt "$all" ] && echo ": SOME DID NOT RUN")"
+    echo "par $group: $ran of the $all GPU test cases ran$([ "$group" = all ] && [ "$ran" -lt "$all" ] &&
+      echo ": SOME DID NOT RUN")"
     tar czf "$OUT/tests_par_logs.tgz" -C "$OUT" par && rm -r "$OUT/par"
     [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 240 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
     ;;

@@ -17,7 +17,8 @@
 // two 64-row waves per warpgroup per K block as the kernel's 256 x 128 loop: wait for the stage, per wave four
 // m64n128k32 FP8 wgmmas from the stage, wait for them, after the last wave release the stage in both CTAs (one
 // arrival per warp), then (consumer `wgmma+promote`) out += a_scale(row) * acc with the row scales from the stage:
-// the block-scale promotion's FP32 work. Consumers: release (one thread, as above), wgmma, wgmma+promote; each with
+// the block-scale promotion's FP32 work. Consumers: release (one thread, as above), wgmma, wgmma+promote, and
+// decoupled (wgmma+promote with each stage released before the wgmmas read it, see kDecoupled); each with
 // the copies (feed on) and with stages that carry no bytes (feed off: the barriers' round trips alone). Prints also
 // the consumers' SM clock (clock64 over the global timer), so that cycles and ns can both be read.
 //
@@ -51,11 +52,14 @@ __device__ void pair_tile(int index, int& m_block, int& n_block) {
   n_block = 2 * (first + in_band % width);
 }
 
-enum Consumer { kRelease, kWgmma, kWgmmaPromote, kConsumers };
-const char* const kConsumerNames[kConsumers] = {"release", "wgmma", "wgmma+promote"};
+// kDecoupled: wgmma+promote, but each stage is released as soon as it is full, before the wgmmas read it (timing
+// only: the next copy may overwrite what they read), so that the copies run free of the math: if the two only
+// shared the SM's resources, each at its own pace, this would take the longer of their times.
+enum Consumer { kRelease, kWgmma, kWgmmaPromote, kDecoupled, kConsumers };
+const char* const kConsumerNames[kConsumers] = {"release", "wgmma", "wgmma+promote", "decoupled"};
 
-// The consumers' K loop (consumer kWgmma / kWgmmaPromote): warpgroup `wg` takes rows wg * 128 .. + 127 of each stage
-// in two 64-row waves, as the kernel's 256 x 128 loop does.
+// The consumers' K loop (consumer kWgmma, kWgmmaPromote, kDecoupled): warpgroup `wg` takes rows wg * 128 .. + 127
+// of each stage in two 64-row waves, as the kernel's 256 x 128 loop does.
 __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty, unsigned int base, int total,
                              unsigned long long* ps_per_kblock, unsigned int* mhz) {
   const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
@@ -72,6 +76,7 @@ __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty
       start_ns = global_timer_ns();
       start_clk = clock64();
     }
+    if (consumer == kDecoupled && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
     const unsigned int dst = base + stage * kStageBytes;
     const unsigned long long desc_b = make_smem_desc_sw128(dst + kABytes);
     const float* sa = reinterpret_cast<const float*>(__cvta_shared_to_generic(dst + kABytes + kBBytes));
@@ -87,8 +92,8 @@ __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty
       wgmma_commit_group();
       wgmma_wait_group<0>();
       fence_operands(acc);
-      if (v == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);  // both CTAs' copies land here
-      if (consumer == kWgmmaPromote) {
+      if (consumer != kDecoupled && v == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
+      if (consumer != kWgmma) {
 #pragma unroll
         for (int j = 0; j < kBlockN / 2; ++j) out[v][j] = fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[v][j]);
       }

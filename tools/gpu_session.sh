@@ -21,7 +21,8 @@
 #                                                   without it, as the heuristics choose, and in clusters of 4 (NOTES 21)
 #   bash tools/gpu_session.sh grouped_tiles [KINDS] forced 256 x 128 tiles (cluster 1 / 2) against the model's on
 #                                                   grouped kinds (default masked,k-grouped)
-#   bash tools/gpu_session.sh tma_rate              the copy ring alone (benchmarks/experiments/tma_rate.cu, NOTES 23, 24)
+#   bash tools/gpu_session.sh ring [NAME [ARGS]]    a copy-ring experiment, benchmarks/experiments/NAME.cu (default
+#                                                   tma_rate, NOTES 23, 24; tma_ring_cluster [gemm], NOTES 77)
 #   bash tools/gpu_session.sh tail                  the tail split (DG_TUNE_TAIL_SPLIT): its GPU tests and the masked
 #                                                   GPU tests, then masked rows and two dense rows without / with it
 set -uo pipefail
@@ -46,8 +47,10 @@ if [ "$phase" = bench ] || [ "$phase" = ab ]; then
 fi
 
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; } 2>&1 | tee "$OUT/machine.txt"
-python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-python -m jax_deepgemm info >>"$OUT/machine.txt" 2>&1
+if [ "$phase" != ring ]; then  # the copy rings are standalone CUDA programs: no package needed
+  python -m pip install --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  python -m jax_deepgemm info >>"$OUT/machine.txt" 2>&1
+fi
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
 case "$phase" in
@@ -230,13 +233,16 @@ case "$phase" in
       DG_TUNE_SPLIT_K=0 DG_TUNE_TMA_STORE=0 bench --output "$OUT/splitk_tma0.json" --shape 128,7168,16384 \
         --shape 64,7168,16384 | sed "s/^/sk=0 tma=0 /"; } | tee -a "$OUT/splitk_bench.txt"
     ;;
-  tma_rate)
-    # Built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/tma_rate.bin
-    bin=benchmarks/experiments/tma_rate.bin
+  ring)
+    # A copy-ring experiment, benchmarks/experiments/NAME.cu (tma_rate: NOTES 23, 24; tma_ring_cluster: NOTES 77),
+    # built here with nvcc when the GPU machine has one, else the binary carried as benchmarks/experiments/NAME.bin
+    # (git-ignored: pass it in the device tool's carry). The remaining arguments go to the binary.
+    name="${1:-tma_rate}"; shift || true
+    bin=benchmarks/experiments/$name.bin
     if command -v nvcc >/dev/null; then
-      nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda benchmarks/experiments/tma_rate.cu -o "$bin"
+      nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda "benchmarks/experiments/$name.cu" -o "$bin"
     fi
-    if [ -x "$bin" ]; then timeout 60 "$bin" 2>&1 | tee "$OUT/tma_rate.txt"; else echo "no nvcc, no $bin: tma_rate skipped"; fi
+    if [ -x "$bin" ]; then timeout 120 "$bin" "$@" 2>&1 | tee "$OUT/$name${1:+_$1}.txt"; else echo "no nvcc, no $bin"; fi
     ;;
   tail)
     # the tail-split GPU tests, one process per forced configuration, and the masked GPU tests (on by default there)

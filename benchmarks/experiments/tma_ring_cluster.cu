@@ -58,6 +58,24 @@ __device__ void pair_tile(int index, int& m_block, int& n_block) {
 enum Consumer { kRelease, kWgmma, kWgmmaPromote, kDecoupled, kConsumers };
 const char* const kConsumerNames[kConsumers] = {"release", "wgmma", "wgmma+promote", "decoupled"};
 
+// The consumers' time per K block from the second tile on (the first fills the ring), and their SM clock (clock64
+// over the global timer): `wait_full` waits for stage i's bytes, `record` writes both for this CTA.
+struct LoopTimer {
+  unsigned long long start_ns = 0, start_clk = 0;
+  __device__ void wait_full(unsigned int full, int i) {
+    mbarrier_wait(full + 8 * (i % kStages), (i / kStages) & 1u);
+    if (i == kKBlocks) {
+      start_ns = global_timer_ns();
+      start_clk = clock64();
+    }
+  }
+  __device__ void record(int total, unsigned long long* ps_per_kblock, unsigned int* mhz) const {
+    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
+    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
+    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
+  }
+};
+
 // The consumers' K loop (consumer kWgmma, kWgmmaPromote, kDecoupled): warpgroup `wg` takes rows wg * 128 .. + 127
 // of each stage in two 64-row waves, as the kernel's 256 x 128 loop does.
 __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty, unsigned int base, int total,
@@ -67,15 +85,11 @@ __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty
   float acc[kBlockN / 2], out[2][kBlockN / 2];
 #pragma unroll
   for (int i = 0; i < kBlockN / 2; ++i) acc[i] = out[0][i] = out[1][i] = 0.f;
-  unsigned long long start_ns = 0, start_clk = 0;
+  LoopTimer timer;
 #pragma unroll 1
   for (int i = 0; i < total; ++i) {
     const int stage = i % kStages;
-    mbarrier_wait(full + 8 * stage, (i / kStages) & 1u);
-    if (i == kKBlocks) {  // after the first tile: running
-      start_ns = global_timer_ns();
-      start_clk = clock64();
-    }
+    timer.wait_full(full, i);
     if (consumer == kDecoupled && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
     const unsigned int dst = base + stage * kStageBytes;
     const unsigned long long desc_b = make_smem_desc_sw128(dst + kABytes);
@@ -103,11 +117,7 @@ __device__ void consume_gemm(int consumer, unsigned int full, unsigned int empty
 #pragma unroll
   for (int j = 0; j < kBlockN / 2; ++j) sum += acc[j] + out[0][j] + out[1][j];
   if (sum == 12345.678f) ps_per_kblock[0] = 0;  // keeps the work alive
-  if (threadIdx.x == 0) {
-    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
-    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
-    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
-  }
+  if (threadIdx.x == 0) timer.record(total, ps_per_kblock, mhz);
 }
 
 // Thread 256 copies (mode: which CTA copies what; feed 0: stages of no bytes, only the barriers' round trips), the
@@ -172,19 +182,12 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
     setmaxnreg_inc<232>();
     consume_gemm(consumer, full, empty, base, total, ps_per_kblock, mhz);
   } else if (threadIdx.x == 0) {  // releases each stage in both CTAs as soon as it is full
-    unsigned long long start_ns = 0, start_clk = 0;
+    LoopTimer timer;
     for (int i = 0; i < total; ++i) {
-      const int stage = i % kStages;
-      mbarrier_wait(full + 8 * stage, (i / kStages) & 1u);
-      if (i == kKBlocks) {  // after the first tile: running
-        start_ns = global_timer_ns();
-        start_clk = clock64();
-      }
-      for (unsigned int c = 0; c < 2; ++c) mbarrier_arrive_cluster(empty + 8 * stage, c);
+      timer.wait_full(full, i);
+      for (unsigned int c = 0; c < 2; ++c) mbarrier_arrive_cluster(empty + 8 * (i % kStages), c);
     }
-    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
-    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
-    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
+    timer.record(total, ps_per_kblock, mhz);
   }
   __syncwarp();     // cluster_sync is .aligned: each warp converged
   cluster_sync();  // no remote arrival or multicast may reach a CTA that has exited

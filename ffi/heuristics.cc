@@ -162,9 +162,10 @@
 //    heuristics launch as few CTAs as keep the rounds.) Measured on an H100 (benchmarks/NOTES.md 76, one build, the SM
 //    count capped at 128 against 132, two rounds): 4096 x 7168 x 16384 -1.2%, 4096 x 7000 x 7000 -2.1%, 4096 x 4096 x
 //    7168 -0.2%; one round: k-grouped 4 x 4096 x 7168 x 8192 -1.0%, 4 x 7168 x 2048 x 8192 -0.7%, 8 x 7168 x 2048 x
-//    4096 -1.1%; over short K it is even or loses (K = 2048 0.0%, 1536 +0.1%, 512 +2.6%: short tiles are bound by the
-//    feed, which more CTAs share better). DeepGEMM's own kernel ran 1.3% faster on 128 CTAs than on 132 here (4096 x
-//    7168 x 16384).
+//    4096 -1.1%; over short K it is even or loses (K = 2048 0.0%, 1536 +0.1%, 512 +2.6%; why is not measured).
+//    DeepGEMM's own kernel ran 1.3% faster on 128 CTAs than on 132 here (4096 x 7168 x 16384). On an H200 it was not
+//    measured in one build: its table with the rule moved those rows by +0.2% / -0.2% / -0.3% against the table
+//    before, on another machine (NOTES 77).
 //    Why it pays is not measured: fewer SMs drawing power under the cap, or rounds that read whole band rows of A and
 //    B. Only 128 CTAs were measured, hence whole band rows rather than the fewest CTAs (880 tiles: 126); 128-row tiles
 //    (4096 x 2112 x 7168) are unmeasured and keep the full grid.

@@ -21,7 +21,7 @@ def kernel_durations_us(path: str) -> list[float]:
     header = next(i for i, line in enumerate(lines) if "Duration" in line or "Metric Value" in line)
     rows = list(csv.DictReader(lines[header:]))  # (the tools print banner lines above the table)
     if rows and "Metric Value" in rows[0]:  # ncu: one row per kernel and metric
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
+        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
         return [float(r["Metric Value"].replace(",", "")) * scale[r["Metric Unit"]]
                 for r in rows if "fp8" in r["Kernel Name"] and r["Metric Name"] == "gpu__time_duration.sum"]
     duration = next(k for k in rows[0] if k.startswith("Duration"))

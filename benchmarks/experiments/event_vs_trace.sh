@@ -2,7 +2,8 @@
 # How much the .dgprobe launchers' CUDA events add to DeepGEMM's kernel times (NOTES 78): each launcher once under
 # Nsight Systems (else Nsight Compute, clocks and caches left alone), its event times set against the traced kernel
 # durations of the same launches (event_vs_trace.py). The table times our kernels by their traced durations, so this
-# says how far the same-call ratios of dg_same_call.sh lean. From the repo root, .dgprobe carried:
+# says how far the same-call ratios of dg_same_call.sh lean. Where Nsight Compute runs, our rows then run under it
+# too (ncu_ours.py: the same duration metric, clocks and caches alike). From the repo root, .dgprobe carried:
 #   bash benchmarks/experiments/event_vs_trace.sh
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
@@ -25,4 +26,17 @@ for bin in dg_grouped_bench dg_bench; do
   echo "## $bin (${NSYS:+nsys}${NSYS:-ncu})"
   python3 benchmarks/experiments/event_vs_trace.py "$OUT/$bin.stdout" "$OUT/$bin.trace.csv" || tail -5 "$OUT/$bin.stderr"
 done | tee "$OUT/event_vs_trace.txt"
+if [ -z "$NSYS" ] && [ -n "$NCU" ]; then
+  python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
+  export XLA_PYTHON_CLIENT_PREALLOCATE=false DG_JIT_CACHE_DIR=/tmp/jdg-cache-ncu
+  for rows in "grouped_rows.py contiguous masked" "dense_rows.py 4096,7168,16384 4096,4096,7168 4096,7168,2048"; do
+    name=${rows%%_*}
+    # shellcheck disable=SC2086  # the rows script and its arguments are words
+    timeout -k 5 240 "$NCU" --csv --metrics gpu__time_duration.sum --clock-control none --cache-control none \
+      -k regex:jdg_fp8 --log-file "$OUT/ours_$name.trace.csv" python benchmarks/experiments/ncu_ours.py $rows \
+      >"$OUT/ours_$name.stdout" 2>"$OUT/ours_$name.stderr"
+    python benchmarks/experiments/ncu_ours.py --durations "$OUT/ours_$name.trace.csv" "$OUT/ours_$name.stdout" 23 ||
+      tail -5 "$OUT/ours_$name.stderr"
+  done | tee -a "$OUT/event_vs_trace.txt"
+fi
 gzip -f "$OUT"/*.trace.csv

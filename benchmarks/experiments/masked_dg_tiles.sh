@@ -6,7 +6,7 @@
 # built for measurement only), DeepGEMM on the same GPU. One device call, from the repo root (carry .dgprobe):
 #   bash benchmarks/experiments/masked_dg_tiles.sh
 # Other settings instead (each one argument; "" for the model), and the number of draws in JDG_DRAWS (default 4):
-#   JDG_DRAWS=2 bash benchmarks/experiments/masked_dg_tiles.sh "" "DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=80 DG_TUNE_CLUSTER=2"
+#   JDG_DRAWS=2 bash benchmarks/experiments/masked_dg_tiles.sh "" "DG_TUNE_BLOCK_N=80 DG_TUNE_CLUSTER=2"
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_setup
@@ -15,7 +15,8 @@ export DG_JIT_CACHE_DIR=/tmp/jdg-cache-dg-tiles
                       "DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=80" ""
 for setting in "$@"; do
   # shellcheck disable=SC2086  # the setting is words
-  env $setting timeout -k 5 100 python benchmarks/experiments/masked_draws.py "${JDG_DRAWS:-4}" 2>&1 | grep -E " us |rror" |
+  env $setting timeout -k 5 100 python benchmarks/experiments/masked_draws.py "${JDG_DRAWS:-4}" 2>&1 |
+    grep -E " us |rror" |
     sed "s/^/${setting:-model} | /"
 done | tee "$OUT/masked_dg_tiles.txt"
 if [ -x .dgprobe/dg_grouped_bench ]; then

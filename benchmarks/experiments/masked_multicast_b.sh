@@ -4,9 +4,9 @@
 # tiles there ran ~12% faster than ours alone and 4-5% faster than ours sharing A. One device call, from the repo root
 # (carry .dgprobe for DeepGEMM's masked kernel on the table's draws at the end):
 #   bash benchmarks/experiments/masked_multicast_b.sh
-# Applies the patch (the device copy only: the working tree is sent, not committed), then the GPU tests of masked
-# clusters sharing B, of dense ones and the masked hostile-data tests with the patch, then masked_dg_tiles.sh (which rebuilds) under the
-# model and clusters sharing B at DeepGEMM's widths, two draws per shape, the model first and last.
+# Applies the patch (to the device's copy of the tree), then with it the GPU tests of masked clusters sharing B, of
+# dense ones and the masked hostile-data tests, then masked_dg_tiles.sh (which rebuilds) under the model and clusters
+# sharing B at DeepGEMM's widths, two draws per shape, the model first and last.
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
 git apply benchmarks/experiments/masked_multicast_b.patch || { echo "the patch does not apply"; exit 1; }

@@ -166,10 +166,12 @@ def _have_nvrtc():
     ("ragged", 300, 384, 256, 300, {"b_e5m2": True, "b_scale_per_row": True}),
     ("masked", 1024, 4096, 7168, 4, {"expected_m": 256}),
     ("masked", 4096, 7168, 2048, 2, {"expected_m": 32, "a_e5m2": True, "out_f32": True}),
-    ("k_grouped", 4096, 7168, 32768, 4, {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}),
+    ("k_grouped", 4096, 7168, 32256, 4, {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}),
     ("k_grouped", 100, 130, 384, 3, {"b_scale_per_row": True, "out_f32": True, "b_e5m2": True}),
 ])
 def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatch, tmp_path):
+    # (problems no other test compiles: the process's in-memory kernel cache would answer for one compiled before,
+    # whatever the cache directory)
     monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
     monkeypatch.setenv("DG_JIT_CACHE_DIR", str(tmp_path))
     r = _ext.compile_fp8_gemm("sm_90a", m, n, k, 132, grouping=grouping, num_groups=g, **options)

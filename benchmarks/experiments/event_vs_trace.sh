@@ -35,7 +35,7 @@ if [ -z "$NSYS" ] && [ -n "$NCU" ]; then
     timeout -k 5 240 "$NCU" --csv --metrics gpu__time_duration.sum --clock-control none --cache-control none \
       -k regex:jdg_fp8 --log-file "$OUT/ours_$name.trace.csv" python benchmarks/experiments/ncu_ours.py $rows \
       >"$OUT/ours_$name.stdout" 2>"$OUT/ours_$name.stderr"
-    python benchmarks/experiments/ncu_ours.py --durations "$OUT/ours_$name.trace.csv" "$OUT/ours_$name.stdout" 23 ||
+    python benchmarks/experiments/ncu_ours.py --durations "$OUT/ours_$name.trace.csv" "$OUT/ours_$name.stdout" ||
       tail -5 "$OUT/ours_$name.stderr"
   done | tee -a "$OUT/event_vs_trace.txt"
 fi

@@ -4,7 +4,7 @@ out, so each call is one flush and one launch, JIT warm-ups first (bench.trace_f
 
     ncu ... python benchmarks/experiments/ncu_ours.py grouped_rows.py contiguous masked
     ncu ... python benchmarks/experiments/ncu_ours.py dense_rows.py 4096,7168,16384
-    python benchmarks/experiments/ncu_ours.py --durations NCU_CSV ROWS_STDOUT CALLS_PER_ROW   # medians per row
+    python benchmarks/experiments/ncu_ours.py --durations NCU_CSV ROWS_STDOUT   # medians per row
 """
 
 import os
@@ -12,17 +12,19 @@ import runpy
 import statistics
 import sys
 
+WARMUPS, ITERS = 3, 20  # per row: bench.trace_flushed_calls' warm-up calls; the rows scripts' timed calls
+
 if sys.argv[1] == "--durations":
     sys.path.insert(0, os.path.dirname(__file__))
     from event_vs_trace import kernel_durations_us
 
     durations = kernel_durations_us(sys.argv[2])
     labels = [line.split(" us ")[0].rsplit(None, 1)[0] for line in open(sys.argv[3]) if " us " in line]
-    per_row = int(sys.argv[4])
+    per_row = WARMUPS + ITERS
     if len(durations) != per_row * len(labels):
         sys.exit(f"{len(durations)} kernels for {len(labels)} rows of {per_row} calls: cannot match")
     for i, label in enumerate(labels):
-        timed = durations[i * per_row + 3:(i + 1) * per_row]  # after the three warm-ups
+        timed = durations[i * per_row + WARMUPS:(i + 1) * per_row]
         print(f"{label:64s} {statistics.median(timed):9.2f} us (ncu, median of {len(timed)})")
     sys.exit(0)
 

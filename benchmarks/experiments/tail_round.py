@@ -1,0 +1,43 @@
+"""Per-CTA durations of the last profiled launch (DG_PROFILE_WAITS lines on stdin), grouped by the K blocks each CTA
+ran: where a tail-split kernel's second round goes (NOTES 79). A CTA with one whole tile ran K blocks = the tile's;
+one that also ran half a split tile ran 1.5x that. Prints per group the CTAs, their duration (us: min / median /
+max), epilogue cycles and SM clock, then the kernel's longest CTA.
+
+    DG_PROFILE_WAITS=1 python tools/profile_one.py masked 1,4096,4096,7168,1108,1024 2>&1 |
+        python benchmarks/experiments/tail_round.py
+"""
+
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"cta (\d+) consumer \(full stages\) waited (\d+) of (\d+) cycles in (\d+) ns; "
+                  r"epilogues (\d+) cycles, (\d+) K blocks")
+
+launches, prev = [], None
+for line in sys.stdin:
+    m = LINE.search(line)
+    if not m:
+        continue
+    cta, waited, cycles, ns, epi, kbs = (int(v) for v in m.groups())
+    if prev is None or cta <= prev:
+        launches.append({})
+    launches[-1][cta] = (waited, cycles, ns, epi, kbs)
+    prev = cta
+if not launches:
+    sys.exit("no consumer lines")
+last = launches[-1]
+groups = {}
+for cta, rec in last.items():
+    groups.setdefault(rec[4], []).append((cta, rec))
+for kbs, rows in sorted(groups.items()):
+    ns = sorted(r[2] for _, r in rows)
+    epi = statistics.median(r[3] for _, r in rows)
+    wait = statistics.median(r[0] / r[1] for _, r in rows)
+    mhz = statistics.median(r[1] / r[2] * 1e3 for _, r in rows)
+    ctas = sorted(c for c, _ in rows)
+    print(f"{kbs:4d} K blocks: {len(rows):3d} CTAs ({ctas[0]}..{ctas[-1]}), us {ns[0] / 1e3:.1f} / "
+          f"{statistics.median(ns) / 1e3:.1f} / {ns[-1] / 1e3:.1f}, epilogues {epi:.0f} cycles, waits {100 * wait:.0f}%, "
+          f"{mhz:.0f} MHz")
+longest = max(last.items(), key=lambda kv: kv[1][2])
+print(f"longest CTA {longest[0]}: {longest[1][2] / 1e3:.1f} us, {longest[1][4]} K blocks ({len(launches)} launches)")

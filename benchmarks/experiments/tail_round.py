@@ -14,19 +14,18 @@ import sys
 LINE = re.compile(r"cta (\d+) consumer \(full stages\) waited (\d+) of (\d+) cycles in (\d+) ns; "
                   r"epilogues (\d+) cycles, (\d+) K blocks")
 
-launches, prev = [], None
+records = []
 for line in sys.stdin:
     m = LINE.search(line)
-    if not m:
-        continue
-    cta, waited, cycles, ns, epi, kbs = (int(v) for v in m.groups())
-    if prev is None or cta <= prev:
-        launches.append({})
-    launches[-1][cta] = (waited, cycles, ns, epi, kbs)
-    prev = cta
-if not launches:
+    if m:
+        records.append(tuple(int(v) for v in m.groups()))
+if not records:
     sys.exit("no consumer lines")
-last = launches[-1]
+# One line per CTA and launch, launch after launch (the report kernel's threads print a launch's lines in any order):
+# the last launch is the last `grid` lines.
+grid = len({r[0] for r in records})
+launches = [records[i:i + grid] for i in range(0, len(records), grid)]
+last = {r[0]: r[1:] for r in launches[-1]}
 groups = {}
 for cta, rec in last.items():
     groups.setdefault(rec[4], []).append((cta, rec))

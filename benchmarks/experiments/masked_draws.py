@@ -3,10 +3,13 @@ host's configuration only on expected_m), for comparing DG_TUNE_* settings set b
 
     DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS]
 
+JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES.
+
 One line per (shape, draw): the masked_m drawn as the benchmark draws them (uniform in [0.7, 1.3] x expected, seed =
 the draw), the M blocks of 128 rows they make, and the kernel time.
 """
 
+import os
 import sys
 
 import jax
@@ -14,10 +17,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jax_deepgemm import bench_grouped as bg
-from jax_deepgemm import m_grouped_fp8_gemm_nt_masked, per_block_cast_to_fp8, per_token_cast_to_fp8
+from jax_deepgemm import m_grouped_fp8_gemm_nt_masked, per_block_cast_to_fp8, per_token_cast_to_fp8, set_num_sms
 
 SHAPES = bg.MASKED_SHAPES + [(8, 128, 4096, 7168), (8, 128, 7168, 2048), (16, 64, 4096, 7168)]
 draws = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+if "JDG_NUM_SMS" in os.environ:
+    set_num_sms(int(os.environ["JDG_NUM_SMS"]))
+if "JDG_SHAPES" in os.environ:
+    SHAPES = [SHAPES[int(i)] for i in os.environ["JDG_SHAPES"].split(",")]
 for g, expected, n, k in SHAPES:
     a = jax.jit(jax.vmap(per_token_cast_to_fp8))(bg._normal(3, (g, bg.MASKED_MAX_M, k)))
     b = jax.jit(jax.vmap(per_block_cast_to_fp8))(bg._normal(1, (g, n, k)))

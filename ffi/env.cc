@@ -91,7 +91,6 @@ int tune_block_n() { return tune_number("DG_TUNE_BLOCK_N", 0); }
 int tune_cluster() { return tune_number("DG_TUNE_CLUSTER", 0); }
 int tune_split_k() { return tune_number("DG_TUNE_SPLIT_K", -1); }
 int tune_tail_split() { return tune_number("DG_TUNE_TAIL_SPLIT", -1); }
-int tune_tail_parts() { return tune_number("DG_TUNE_TAIL_PARTS", 0); }
 int tune_multicast_b() { return tune_number("DG_TUNE_MULTICAST_B", -1); }
 int tune_stages() { return tune_number("DG_TUNE_STAGES", 0); }
 int tune_c_prefetch() { return tune_number("DG_TUNE_C_PREFETCH", -1); }

@@ -37,8 +37,6 @@
 //   DG_TUNE_TAIL_SPLIT             (tuning) 1: a short last round's tiles split over K by pairs of CTAs wherever
 //                                  the configuration allows it (fp8_gemm_tail_split_supported); 0: never; unset:
 //                                  the heuristics decide (heuristics.cc, step 10)
-//   DG_TUNE_TAIL_PARTS             (tuning) 4: the tail split runs in clusters of four, a last round of at most a
-//                                  quarter of the CTAs splitting four ways (at most half: two); unset or 2: pairs
 //   DG_TUNE_SEGMENTS               (tuning) 1: contiguous 256-row tiles walk expert segments wherever the
 //                                  configuration allows it (fp8_gemm_segments_supported); 0: never; unset: the
 //                                  heuristics decide (heuristics.cc, step 11)
@@ -81,7 +79,6 @@ std::optional<bool> tune_paired_stages();  // DG_TUNE_PAIRED_STAGES: nullopt whe
 bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster
-int tune_tail_parts();                // DG_TUNE_TAIL_PARTS: 0 when unset, else 2 or 4
 std::optional<bool> tune_segments();  // DG_TUNE_SEGMENTS: nullopt when unset, false only for "0"
 int tune_multicast_b();               // DG_TUNE_MULTICAST_B: -1 when unset, else like tune_cluster
 int tune_stages();                    // DG_TUNE_STAGES: 0 when unset, else the most stages a kernel may have

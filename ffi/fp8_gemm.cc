@@ -97,7 +97,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.paired_stages) s << "_ps";
   if (c.split_halves) s << "_sh";
   if (c.split_k > 1) s << "_sk" << c.split_k;
-  if (c.tail_split) s << "_tail" << (c.tail_parts == 4 ? "4" : "");
+  if (c.tail_split) s << "_tail";
   if (c.segments) s << "_seg";
   if (c.c_prefetch > 0) s << "_cpf" << c.c_prefetch;
   if (profile_waits) s << "_pw";
@@ -128,7 +128,6 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.split_halves) s << "#define JDG_SPLIT_HALVES 1\n";
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
   if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";
-  if (c.tail_split && c.tail_parts != 2) s << "#define JDG_TAIL_PARTS " << c.tail_parts << "\n";
   if (c.segments) s << "#define JDG_CONTIGUOUS_SEGMENTS 1\n";
   if (c.c_prefetch > 0) s << "#define JDG_C_PREFETCH " << c.c_prefetch << "\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
@@ -474,7 +473,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   void* params[] = {&map_a, &map_b, &map_sa, &map_sb, &map_d, &args};
   cu::CUlaunchAttribute cluster{};
   cluster.id = cu::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split, cfg.tail_parts));
+  cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split));
   cluster.value.cluster_dim[1] = 1;
   cluster.value.cluster_dim[2] = 1;
   cu::CUlaunchConfig launch{};

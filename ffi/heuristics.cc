@@ -237,12 +237,12 @@ void print_once(const std::string& problem, const Fp8GemmConfig& c) {
   std::snprintf(line, sizeof(line),
                 "jax_deepgemm: %s -> block_m=%d block_n=%d stages=%d threads=%d smem=%d tiles=%lld waves=%lld "
                 "cluster=%d%s grid=%d tma_store=%d acc_pipeline=%d paired_stages=%d split_halves=%d split_k=%d "
-                "tail_split=%d%s segments=%d c_prefetch=%d\n",
+                "tail_split=%d segments=%d c_prefetch=%d\n",
                 problem.c_str(), c.block_m, c.block_n, c.stages, c.num_threads, c.smem_bytes,
                 static_cast<long long>(c.tiles), static_cast<long long>(c.waves), c.cluster,
                 c.multicast_b ? " (B multicast)" : "", c.grid,
                 int(c.tma_store), int(c.acc_pipeline), int(c.paired_stages), int(c.split_halves), c.split_k,
-                int(c.tail_split), c.tail_split && c.tail_parts == 4 ? " tail_parts=4" : "", int(c.segments), c.c_prefetch);
+                int(c.tail_split), int(c.segments), c.c_prefetch);
   std::lock_guard<std::mutex> lock(mutex);
   if (printed->insert(env::print_configs_value() + '\n' + line).second) std::fputs(line, stderr);
 }
@@ -292,12 +292,8 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
   c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 && !c.segments &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
-  const int parts = env::tune_tail_parts();
-  if (parts != 0 && parts != 2 && parts != 4)
-    throw std::invalid_argument("DG_TUNE_TAIL_PARTS=" + std::to_string(parts) + " is not 2 or 4");
-  c.tail_parts = parts == 4 && c.tail_split && num_sms >= 4 ? 4 : 2;
-  const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split, c.tail_parts);  // per cluster
-  const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? c.tail_parts : 1), ctas) * ctas;
+  const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
+  const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
   if (balanced && c.split_k == 1 && !c.tail_split) {  // step 14 (`bound`: the tiles, counted exactly)
     const int band_rows = c.grid / kFp8BandNBlocks * kFp8BandNBlocks;  // a band row: one tile per N block
@@ -323,7 +319,6 @@ std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int6
   if (!env::tune_split_halves()) forced += " tune_split_halves=0";
   if (env::tune_split_k() >= 0) forced += " tune_split_k=" + std::to_string(env::tune_split_k());
   if (env::tune_tail_split() >= 0) forced += " tune_tail_split=" + std::to_string(env::tune_tail_split());
-  if (env::tune_tail_parts() > 0) forced += " tune_tail_parts=" + std::to_string(env::tune_tail_parts());
   if (const auto segments = env::tune_segments()) forced += " tune_segments=" + std::to_string(int(*segments));
   if (env::tune_c_prefetch() >= 0) forced += " tune_c_prefetch=" + std::to_string(env::tune_c_prefetch());
   if (env::tune_multicast_b() >= 0) forced += " tune_multicast_b=" + std::to_string(env::tune_multicast_b());

@@ -19,7 +19,6 @@ struct Fp8GemmConfig {
   int cluster = 1;      // multicast pairs (2: A multicast to the tiles of adjacent N blocks, or B: multicast_b)
   bool multicast_b = false;  // clusters of 2 share B (adjacent M blocks) instead of A (JDG_MULTICAST_B; dense)
   bool tail_split = false;  // a short last round's tiles split over K by pairs of CTAs (JDG_TAIL_SPLIT)
-  int tail_parts = 2;       // tail split: the most CTAs one such tile splits over, the launch's cluster (JDG_TAIL_PARTS)
   bool segments = false;    // contiguous 256-row tiles walk expert segments (JDG_CONTIGUOUS_SEGMENTS)
   int c_prefetch = 0;       // C pulled into L2 this many K blocks before a tile's end, 0: not (JDG_C_PREFETCH)
   int grid = 0;         // persistent CTAs = min(num_sms, split_k x tiles), in whole clusters (fp8_gemm_cluster_ctas)

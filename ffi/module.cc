@@ -40,7 +40,6 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["paired_stages"] = c.paired_stages;
   d["split_k"] = c.split_k;
   d["tail_split"] = c.tail_split;
-  d["tail_parts"] = c.tail_parts;
   d["segments"] = c.segments;
   d["c_prefetch"] = c.c_prefetch;
   d["multicast_b"] = c.multicast_b;

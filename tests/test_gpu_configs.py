@@ -410,29 +410,25 @@ def test_split_k_inside_scan(split_k, capfd):
 # counts below leave a last round of at most 4 tiles (split over pairs of CTAs, the partial tile sent into the
 # partner's pipeline stages) after 0, 1 or 2 whole rounds, or a round too long to split; K-block counts that split
 # evenly and not, and 2 (one each); M and N tails; C and FP32 out; per-row B scales; rows past the mask untouched;
-# garbage expert ids; inside lax.scan; the same bits on every run. Each also in clusters of four
-# (DG_TUNE_TAIL_PARTS=4): a last round of at most 2 tiles splits four ways (partials added in a tree), one of 3 or 4
-# two ways within the fours (two K blocks: always two ways).
+# garbage expert ids; inside lax.scan; the same bits on every run.
 
-@pytest.fixture(params=[(128, 64, 1, 2), (64, 96, 0, 2), (256, 128, 1, 2), (128, 64, 1, 4), (64, 96, 0, 4),
-                        (256, 128, 1, 4)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}-parts{c[3]}")
+@pytest.fixture(params=[(128, 64, 1), (64, 96, 0), (256, 128, 1)], ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
 def tail_split(request, monkeypatch, restore_num_sms):
-    block_m, block_n, tma, parts = request.param
+    block_m, block_n, tma = request.param
     dg.set_num_sms(8)
     # paired stages forced: the pipelined cases split their tiles' K blocks into runs of odd and even length
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=block_m, DG_TUNE_BLOCK_N=block_n, DG_TUNE_TMA_STORE=tma,
-                 DG_TUNE_TAIL_SPLIT=1, DG_TUNE_TAIL_PARTS=parts, DG_TUNE_CLUSTER=1, DG_TUNE_SPLIT_K=1,
-                 DG_TUNE_PAIRED_STAGES=1):
+                 DG_TUNE_TAIL_SPLIT=1, DG_TUNE_CLUSTER=1, DG_TUNE_SPLIT_K=1, DG_TUNE_PAIRED_STAGES=1):
         yield request.param
 
 
 def _check_tail_split(capfd, kind, params, tiles=None, splits=True):
-    """The last `kind` kernel had the forced tile with the tail split in clusters of the forced size, and (given its
-    tile count) whether its last round is split: at most half of the grid's CTAs would have a tile in it."""
+    """The last `kind` kernel had the forced tile with the tail split, and (given its tile count) whether its last
+    round is split: at most half of the grid's CTAs would have a tile in it."""
     line, fields = _last_config(capfd, kind)
-    block_m, block_n, tma, parts = params
+    block_m, block_n, tma = params
     assert (fields["block_m"], fields["block_n"], fields["tail_split"], fields["cluster"]) == (block_m, block_n, 1, 1)
-    assert fields.get("tail_parts", 2) == parts and fields["grid"] % parts == 0, line
+    assert fields["grid"] % 2 == 0, line
     if tiles is not None:
         left = tiles % fields["grid"]
         assert (0 < left <= fields["grid"] // 2) == splits, (tiles, line)
@@ -469,14 +465,12 @@ def test_tail_split_dense_per_row_scales(tail_split, capfd):
     assert_matches(out, oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
 
 
-@pytest.mark.parametrize("n_blocks", [4, 2])
 @pytest.mark.parametrize("split_all", [False, True])
-def test_tail_split_masked(tail_split, capfd, split_all, n_blocks):
-    """5 M blocks x 4 N blocks = 2 rounds + 4 tiles, or 1 M block x 4 (every tile split; in clusters of four, two
-    ways); x 2 N blocks: 1 round + 2, or 2 tiles (four ways in clusters of four); the rows past each mask keep the
-    NaN the output was poisoned with."""
-    bm, bn = tail_split[:2]
-    g, m, n, k = 3, 2 * bm, n_blocks * bn - 8, 1920 + 128 * split_all  # a problem of its own: its configuration line
+def test_tail_split_masked(tail_split, capfd, split_all):
+    """5 M blocks x 4 N blocks = 2 rounds + 4 tiles, or 1 M block x 4 (every tile split); the rows past each mask
+    keep the NaN the output was poisoned with."""
+    bm, bn, _ = tail_split
+    g, m, n, k = 3, 2 * bm, 4 * bn - 8, 1920 + 128 * split_all  # a problem of its own: its configuration line
     a = q_lhs_batched(randn(seed_of("tail-masked", g, m, k), (g, m, k)))
     b = grouped._rhs(g, n, k, "tail-masked")
     masked_m = [1, 0, -7] if split_all else [np.iinfo(np.int32).max, bm // 2 + 3, bm + 1]  # the first clamps to m
@@ -484,7 +478,7 @@ def test_tail_split_masked(tail_split, capfd, split_all, n_blocks):
     fn = jax.jit(lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, bm))
     out = fn(a, b, masked_m)
     m_blocks = 1 if split_all else 2 + 1 + 2
-    _check_tail_split(capfd, "m_grouped_masked", tail_split, m_blocks * n_blocks)
+    _check_tail_split(capfd, "m_grouped_masked", tail_split, m_blocks * 4)
     valid = oracle.masked_valid(masked_m, g, m)
     a64, b64 = grouped._deq(a, b)
     assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=valid)
@@ -495,7 +489,7 @@ def test_tail_split_masked(tail_split, capfd, split_all, n_blocks):
 
 def test_tail_split_contiguous(tail_split, capfd):
     """5 M blocks x 4 N blocks of garbage and valid expert ids: every tile's passes are split alike."""
-    bm, bn = tail_split[:2]
+    bm, bn, _ = tail_split
     m, g, n, k = 5 * bm - 10, 5, 4 * bn, 1536
     ids = jnp.asarray(grouped._garbage_ids(m, g, 7))
     a, b = grouped._lhs(m, k, "tail-contiguous"), grouped._rhs(g, n, k, "tail-contiguous")

@@ -936,26 +936,6 @@ def test_tune_tail_split(monkeypatch):
         masked(7168)
 
 
-
-def test_tune_tail_parts(monkeypatch):
-    """DG_TUNE_TAIL_PARTS=4: tail-split kernels run in clusters of four (a grid of whole fours, up to four CTAs per
-    tile of a lone round); 2 or unset: pairs. Nothing else moves; other values are refused."""
-    masked = lambda: _grouped("masked", 4096, 4096, 7168, 1, expected_m=1228)  # noqa: E731
-    assert masked()["tail_parts"] == 2
-    monkeypatch.setenv("DG_TUNE_TAIL_PARTS", "4")
-    c = masked()
-    assert (c["block_m"], c["block_n"], c["tail_split"], c["tail_parts"], c["grid"]) == (256, 128, True, 4, 132), c
-    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")
-    c = _C.select_fp8_gemm_config(100, 130, 1000, 131)  # a lone round: four CTAs for every tile
-    assert c["tail_parts"] == 4 and c["grid"] == 4 * c["tiles"] < 131, c
-    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 130)
-    assert (c["tail_parts"], c["grid"]) == (4, 128), c  # whole clusters of four
-    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
-    assert masked()["tail_parts"] == 2  # no tail split: no clusters of four
-    monkeypatch.setenv("DG_TUNE_TAIL_PARTS", "3")
-    with pytest.raises(ValueError, match="DG_TUNE_TAIL_PARTS=3 is not 2 or 4"):
-        masked()
-
 def test_tune_segments(monkeypatch):
     """Step 11: contiguous 256-row tiles walk expert segments over K >= 4096 by default (the grid then bounded by one
     tile per 128-row block); DG_TUNE_SEGMENTS=1 forces the walk wherever it applies, 0 keeps the fixed grid, and a

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The tail split in clusters of four (NOTES 79; DG_TUNE_TAIL_PARTS=4): a last round of at most a quarter of the
-# CTAs splits each tile four ways. One device call, from the repo root (carry .clusterprobe, where
+# The tail split in clusters of four (NOTES 79; tail_parts.patch, applied to the device's copy: DG_TUNE_TAIL_PARTS=4):
+# a last round of at most a quarter of the CTAs splits each tile four ways. Measured, not taken: an H100 runs only 30
+# such clusters at once. One device call, from the repo root (carry .clusterprobe, where
 # cluster_occupancy.cu was built): how many clusters of 2 and 4 run at once; the tail split's GPU tests in both
 # cluster sizes and the masked GPU tests in clusters of four; then the masked long-K rows over four masked_m draws
 # (masked_draws.py), pairs against fours, on 132 SMs and on 128 (32 clusters of four), pairs first and last.
 #   bash benchmarks/experiments/tail_parts.sh
 set -uo pipefail
+git apply benchmarks/experiments/tail_parts.patch || { echo "the patch does not apply"; exit 1; }
 . benchmarks/experiments/ab_headers.sh
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/jdg-cache-tail-parts

@@ -770,10 +770,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (kProfileWaits) epilogue_cycles += static_cast<unsigned long long>(clock64() - epilogue_start);
       };
       if constexpr (kTailSplit) {
-        if (tile.part >= 0) {  // uniform over the CTA: the parts' partial tiles add up in part 0, which stores
-          if (tail_exchange(out, tile.part, scheduler.split_parts, cluster_rank, smem_base, partial_full_bar,
-                            partial_free_bar, lane))
-            epilogue();
+        if (tile.part >= 0) {  // uniform over the CTA: CTA 1 sends its partial tile, CTA 0 adds it and stores
+          if (tail_exchange(out, tile.part, smem_base, partial_full_bar, partial_free_bar, lane)) epilogue();
           continue;
         }
       }
@@ -812,16 +810,16 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   }
 #endif
   // A cluster's CTAs leave together: another one may still arrive on this one's barriers (and multicast into its
-  // stages only while this one waits for them, so that is over). Tail split: only the clusters in which a tile was
-  // split (uniform over the cluster), so that no CTA leaves while a partner may still write to it (racecheck's rule;
-  // the exchange's own barriers already order it); in the other clusters no CTA touches another.
+  // stages only while this one waits for them, so that is over). Tail split: only the pairs that exchanged a partial
+  // tile (uniform over the pair), so that no CTA leaves while its partner may still write to it (racecheck's rule;
+  // the exchange's own barriers already order it); the other pairs never touch each other.
   // Clusters sharing operands: the consumers' last arrivals on the other CTA's empty barriers are waited for by
   // nothing else, so the arrival here releases them (it waits until they are performed). Split K and the tail
   // split have no such arrival in flight (every remote write and arrival is waited for by its receiver, split K's
   // last free one above), so the arrival here is relaxed: a release arrival waits for the epilogue's global stores
   // too (~1200 cycles with the barrier's own, NOTES 49).
   if constexpr (kLaunchCluster > 1) {
-    if (!kTailSplit || scheduler.cluster_exchanges()) {
+    if (!kTailSplit || scheduler.pair_exchanges()) {
       __syncwarp();
       if constexpr (kCluster > 1) {
         ptx::cluster_sync();

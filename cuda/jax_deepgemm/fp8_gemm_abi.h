@@ -53,10 +53,6 @@
 //                           cluster takes one of those tiles and splits its K blocks in two halves; CTA 1 sends its
 //                           FP32 partial tile into CTA 0's pipeline stages (free by then: the tile is the last of
 //                           both), CTA 0 adds it and stores the tile. The last round then takes half as long.
-//   JDG_TAIL_PARTS          optional, default 2; 4 (with JDG_TAIL_SPLIT): clusters of four, and a last round for at
-//                           most a quarter of the CTAs splits each tile's K blocks four ways (for at most half: two
-//                           ways, by the cluster's pairs); the partial tiles add up in a tree, CTA 1 into CTA 0 and
-//                           CTA 3 into CTA 2, then CTA 2 into CTA 0 (the same sum every run).
 //   JDG_CONTIGUOUS_SEGMENTS optional, default 0; 1 (fp8_gemm_segments_supported: contiguous, BLOCK_M 256, no
 //                           JDG_TAIL_SPLIT): the tiles walk segments, the runs of 128-row blocks whose first rows have
 //                           the same expert id, each segment's tiles starting at its first row (its last tile may own
@@ -73,12 +69,12 @@
 //                           on the same stream after each GEMM when the module has it (launches of one profiled
 //                           kernel on concurrent streams would share the records: profile one at a time).
 //
-// Launch: with C = fp8_gemm_cluster_ctas(JDG_CLUSTER, JDG_SPLIT_K, JDG_TAIL_SPLIT, JDG_TAIL_PARTS) CTAs per cluster,
-// grid = min(num_sms rounded down to a multiple of C, P x fp8_gemm_max_tiles(...) rounded up to a multiple of C)
-// persistent CTAs (1-D), where P = JDG_SPLIT_K, or JDG_TAIL_PARTS with JDG_TAIL_SPLIT (a lone round's tiles can each
-// take a pair or four); cluster dimensions {C, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory =
-// fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES, B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static
-// shapes only; the kernel counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
+// Launch: with C = fp8_gemm_cluster_ctas(JDG_CLUSTER, JDG_SPLIT_K, JDG_TAIL_SPLIT) CTAs per cluster, grid =
+// min(num_sms rounded down to a multiple of C, P x fp8_gemm_max_tiles(...) rounded up to a multiple of C) persistent
+// CTAs (1-D), where P = JDG_SPLIT_K, or 2 with JDG_TAIL_SPLIT (a lone round's tiles can each take a pair); cluster
+// dimensions {C, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M,
+// BLOCK_N, STAGES, B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel
+// counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),
@@ -256,9 +252,9 @@ constexpr bool fp8_gemm_c_prefetch_supported(int c_kind, bool tma_store, long lo
   return c_kind != 0 && !tma_store && n * (c_kind == 2 ? 4 : 2) % 16 == 0;
 }
 
-// CTAs per launched cluster: the multicast pair, the split-K group, or the tail split's pair or four.
-constexpr int fp8_gemm_cluster_ctas(int cluster, int split_k, bool tail_split, int tail_parts) {
-  return cluster * split_k * (tail_split ? tail_parts : 1);
+// CTAs per launched cluster: the multicast pair, the split-K group, or the tail split's pair.
+constexpr int fp8_gemm_cluster_ctas(int cluster, int split_k, bool tail_split) {
+  return cluster * split_k * (tail_split ? 2 : 1);
 }
 
 // Split K: the FP32 partial tiles the cluster's other CTAs send to its first one (BLOCK_M x BLOCK_N floats each).

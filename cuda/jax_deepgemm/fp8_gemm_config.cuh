@@ -57,10 +57,6 @@ constexpr int kSplitK = JDG_SPLIT_K;
 #define JDG_TAIL_SPLIT 0
 #endif
 constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles split over K in pairs (tail_exchange)
-#ifndef JDG_TAIL_PARTS
-#define JDG_TAIL_PARTS 2
-#endif
-constexpr int kTailParts = JDG_TAIL_PARTS;  // tail split: the launch's cluster, the most CTAs one tile splits over
 #ifndef JDG_PAIRED_STAGES
 #define JDG_PAIRED_STAGES 0
 #endif
@@ -71,7 +67,7 @@ constexpr int kTailParts = JDG_TAIL_PARTS;  // tail split: the launch's cluster,
 constexpr int kKPerRound = JDG_PAIRED_STAGES != 0 ? 2 : 1;
 constexpr int kRingSlots = kStages / kKPerRound * kKPerRound;
 constexpr int kTileCtas = kCluster * kSplitK;    // CTAs that walk the same tiles (tail split: each CTA its own)
-constexpr int kLaunchCluster = fp8_gemm_cluster_ctas(kCluster, kSplitK, kTailSplit, kTailParts);  // launch's cluster
+constexpr int kLaunchCluster = fp8_gemm_cluster_ctas(kCluster, kSplitK, kTailSplit);  // the launch's cluster size
 #ifndef JDG_PROFILE_WAITS
 #define JDG_PROFILE_WAITS 0
 #endif
@@ -215,7 +211,6 @@ static_assert(!kTailSplit || fp8_gemm_tail_split_supported(kMode, kK, kBlockM, k
               "JDG_TAIL_SPLIT takes dense, contiguous or masked GEMMs without multicast or split K, K > 128, and a "
               "partial tile that fits into the A and B stages");
 static_assert(!kTailSplit || kBlockM * kBlockN * 4 <= kSmemSAOffset, "");
-static_assert(kTailParts == 2 || (kTailParts == 4 && kTailSplit), "JDG_TAIL_PARTS is 2, or 4 with JDG_TAIL_SPLIT");
 static_assert(!kContiguousSegments || fp8_gemm_segments_supported(kMode, kBlockM, kTailSplit),
               "JDG_CONTIGUOUS_SEGMENTS takes contiguous GEMMs with BLOCK_M 256, without JDG_TAIL_SPLIT");
 static_assert(kN >= 1, "N must be >= 1");

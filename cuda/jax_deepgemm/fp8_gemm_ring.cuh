@@ -76,32 +76,23 @@ __device__ __forceinline__ bool split_k_exchange(float (&out)[kWaves][kAccRegs],
   return stores;
 }
 
-// Tail split, after the K loop of part `part` of a tile split over `parts` (2 or 4) CTAs, the ones of cluster ranks
-// cluster_rank - part .. + parts - 1 (the tile is the last of each, so each sends at most once). The partial tiles
-// add up in a tree: in step s = 1 (then 2), a CTA whose part is s mod 2s sends its sum so far to the one s ranks
-// below and returns false; that one adds it to its own. The receiver has no more stages coming, so once its
-// consumers are done with them (free_partial on the sender's `free_bar`), the sender writes into its A and B stages
-// (`ring`); in step 2 the ring holds step 1's partial, read by then. Part 0 returns true: it stores the tile. The
-// sum, (p0 + p1) + (p2 + p3), is the same in every run.
-__device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], int part, int parts, int cluster_rank,
-                                              unsigned int ring, unsigned int full_bar, unsigned int free_bar,
-                                              int lane) {
-  unsigned int received = 0;  // the partials this CTA has taken in: the phase of its full_bar
-  for (int step = 1; step < parts; step *= 2) {
-    if (part % (2 * step) == step) {
-      const unsigned int to = static_cast<unsigned int>(cluster_rank - step);
-      ptx::mbarrier_wait(free_bar, 0);
-      ptx::fence_proxy_async();  // the receiver's stages were last written by TMA and read by wgmma (the async proxy)
-      send_partial(out, ptx::cluster_smem_addr(ring, to), ptx::cluster_smem_addr(full_bar, to));
-      return false;
-    }
-    if (received == 0) ptx::fence_proxy_async_shared();  // the stages' TMA writes, wgmma reads before the sender's
-    free_partial(free_bar, static_cast<unsigned int>(cluster_rank + step), lane);
-    if (threadIdx.x == 0) ptx::mbarrier_arrive_expect_tx(full_bar, kPartialBytes);
-    ptx::mbarrier_wait<true>(full_bar, received & 1u);
-    add_partial(out, ring);
-    ++received;
+// Tail split, after the K loop of a split tile (the last tile of both CTAs of the pair, so each exchanges once):
+// CTA 0 has no more stages coming, so once its consumers are done with them (free_partial on CTA 1's `free_bar`)
+// CTA 1 writes its partial tile into CTA 0's A and B stages (`ring`) and returns false; CTA 0 adds the partial to
+// its own and returns true: it stores the tile.
+__device__ __forceinline__ bool tail_exchange(float (&out)[kWaves][kAccRegs], int part, unsigned int ring,
+                                              unsigned int full_bar, unsigned int free_bar, int lane) {
+  if (part > 0) {
+    ptx::mbarrier_wait(free_bar, 0);
+    ptx::fence_proxy_async();  // CTA 0's stages were last written by TMA and read by wgmma (the async proxy)
+    send_partial(out, ptx::cluster_smem_addr(ring, 0), ptx::cluster_smem_addr(full_bar, 0));
+    return false;
   }
+  ptx::fence_proxy_async_shared();  // the stages' last TMA writes and wgmma reads come before CTA 1's writes
+  free_partial(free_bar, 1, lane);
+  if (threadIdx.x == 0) ptx::mbarrier_arrive_expect_tx(full_bar, kPartialBytes);
+  ptx::mbarrier_wait<true>(full_bar, 0);
+  add_partial(out, ring);
   return true;
 }
 

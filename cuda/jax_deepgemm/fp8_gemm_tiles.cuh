@@ -77,7 +77,6 @@ struct TileScheduler {
   int num_tiles = 0;            // tail split: the problem's tiles
   static constexpr int kNoSplit = 0x7FFFFFFF;  // past every tile
   int split_from = kNoSplit;    // tail split: the first tile of the last round if it is split
-  int split_parts = 2;          // tail split: the CTAs each of that round's tiles splits over (2, or 4 <= kTailParts)
 
   // Warp-collective (tail split). `lane`: the thread's lane.
   __device__ __forceinline__ void init(const Fp8GemmArgs& args, int cta_rank, int k_part, int lane) {
@@ -91,17 +90,14 @@ struct TileScheduler {
     if constexpr (kTailSplit) plan_tail(args, lane);
   }
 
-  // Tail split: whether a CTA of this one's launch cluster takes a tile of the split last round (and so exchanges a
-  // partial tile): its first CTA does then (the lower slots take the lower tiles). Uniform over the cluster.
-  __device__ __forceinline__ bool cluster_exchanges() const {
-    const int first = static_cast<int>(blockIdx.x) / kLaunchCluster * kLaunchCluster;
-    return split_from != kNoSplit && first / split_parts < num_tiles - split_from;
+  // Tail split: whether this CTA's pair takes a tile of the split last round (and so exchanges a partial tile).
+  __device__ __forceinline__ bool pair_exchanges() const {
+    return split_from != kNoSplit && static_cast<int>(blockIdx.x) / 2 < num_tiles - split_from;
   }
 
   // Tail split: the problem's tiles (masked: from every group's masked_m, the warp's lanes taking every 32nd group),
   // and whether the last round is short enough to split: at most half the grid's CTAs, so that each takes half of
-  // a tile with its cluster partner; with clusters of four, at most a quarter: each CTA takes a quarter (K blocks
-  // permitting). Warp-collective; tiles < 2^31 (checked by the host).
+  // a tile with its cluster partner. Warp-collective; tiles < 2^31 (checked by the host).
   __device__ __forceinline__ void plan_tail(const Fp8GemmArgs& args, int lane) {
     int m_blocks;
     if constexpr (kMode == kFp8GemmMasked) {
@@ -118,8 +114,7 @@ struct TileScheduler {
     const int grid = static_cast<int>(gridDim.x);
     const int whole_rounds = num_tiles / grid * grid;
     const int left = num_tiles - whole_rounds;
-    if (kTailParts == 4 && kNumKBlocks >= 4 && left > 0 && 4 * left <= grid) split_parts = 4;
-    if (left > 0 && split_parts * left <= grid) split_from = whole_rounds;
+    if (left > 0 && 2 * left <= grid) split_from = whole_rounds;
   }
 
   // K-grouped: the cursor group's segment length, max(size, 0) cut at K - start (no overflow: start <= K).
@@ -201,22 +196,21 @@ struct TileScheduler {
     tile.part = -1;
     if constexpr (kKGrouped) return get_k_grouped(t, args, tile);
     if constexpr (kTailSplit) {
-      // A CTA's first visit at or past split_from is split_from + blockIdx.x: with P = split_parts, CTA P c + r
-      // takes part r of tile split_from + c (the tiles before it are the whole rounds, one per CTA); the next visit
-      // ends its walk.
+      // A CTA's first visit at or past split_from is split_from + blockIdx.x: CTA 2c + r takes half r of tile
+      // split_from + c (the tiles before it are the whole rounds, one per CTA); the next visit ends its walk.
       if (t >= split_from) {
         const int slot = t - split_from;
-        if (slot >= static_cast<int>(gridDim.x) || slot / split_parts >= num_tiles - split_from) return false;
-        tile.part = slot % split_parts;
-        t = split_from + slot / split_parts;
+        if (slot >= static_cast<int>(gridDim.x) || slot / 2 >= num_tiles - split_from) return false;
+        tile.part = slot % 2;
+        t = split_from + slot / 2;
       }
     }
     if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
       tile.kb0 = part * kNumKBlocks / kSplitK;
       tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
-    } else if (kTailSplit && tile.part >= 0) {  // (K blocks >= split_parts: every part has some)
-      tile.kb0 = tile.part * kNumKBlocks / split_parts;
-      tile.num_kb = (tile.part + 1) * kNumKBlocks / split_parts - tile.kb0;
+    } else if (kTailSplit && tile.part >= 0) {  // (K > 128: both halves have K blocks)
+      tile.kb0 = tile.part * kNumKBlocks / 2;
+      tile.num_kb = (tile.part + 1) * kNumKBlocks / 2 - tile.kb0;
     } else {
       tile.kb0 = 0;
       tile.num_kb = kNumKBlocks;

@@ -139,8 +139,7 @@ def cfg_name(cfg):
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_ps" if cfg.get("PAIRED_STAGES") else "") +
             ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
-            ("_tail" if cfg.get("TAIL_SPLIT") else "") + (f"{cfg['TAIL_PARTS']}" if cfg.get("TAIL_PARTS") else "") +
-            ("_seg" if cfg.get("CONTIGUOUS_SEGMENTS") else ""))
+            ("_tail" if cfg.get("TAIL_SPLIT") else "") + ("_seg" if cfg.get("CONTIGUOUS_SEGMENTS") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -365,14 +364,6 @@ def sweep(quick: bool):
             c = cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, 0, row, mode=mode, tma_store=tma,
                     acc_pipe=int(bm <= 128 and bn <= 128))
             jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_HALVES": 1} if bn > 128 else {})}, True))
-        # in clusters of four (JDG_TAIL_PARTS 4): masked 256 x 128 (the model's long-K masked tiles) and 128 x 128,
-        # dense with per-row B scales and C, contiguous; refused without the tail split
-        for bm, bn, mode, tma, row, ck, n, k in [(256, 128, 3, 1, 0, 0, 4096, 7168), (128, 128, 3, 1, 0, 0, 7168, 2048),
-                                                 (128, 64, 0, 0, 1, 1, 7168, 2048), (256, 128, 1, 1, 0, 0, 4096, 7168)]:
-            c = cfg(bm, bn, max_stages(bm, bn, row, tma), n, k, ck, 0, row, mode=mode, tma_store=tma,
-                    acc_pipe=int(bm <= 128 and bn <= 128))
-            jobs.append(({**c, "TAIL_SPLIT": 1, "TAIL_PARTS": 4}, True))
-        jobs.append(({**cfg(128, 128, 5, 4096, 7168, mode=3), "TAIL_PARTS": 4}, "JDG_TAIL_PARTS is 2"))
         for bm, mode, cl, sk, k in [(128, 0, 2, 1, 7168), (128, 2, 1, 1, 7168), (128, 0, 1, 2, 7168), (128, 3, 1, 1, 128)]:
             c = cfg(bm, 64, 2, 4096, k, mode=mode, cluster=cl)
             jobs.append(({**c, "TAIL_SPLIT": 1, **({"SPLIT_K": sk} if sk > 1 else {})}, "JDG_TAIL_SPLIT takes"))

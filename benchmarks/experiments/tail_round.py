@@ -1,7 +1,9 @@
 """Per-CTA durations of the last profiled launch (DG_PROFILE_WAITS lines on stdin), grouped by the K blocks each CTA
 ran: where a tail-split kernel's second round goes (NOTES 79). A CTA with one whole tile ran K blocks = the tile's;
-one that also ran half a split tile ran 1.5x that. Prints per group the CTAs, their duration (us: min / median /
-max), epilogue cycles and SM clock, then the kernel's longest CTA.
+one that also ran half a split tile and stored it (part 0) ran 1.5x that (the K blocks are counted once per tile, so
+part 1 shows the whole tile's). Prints per group the CTAs, their duration (us: min / median / max), epilogue cycles
+and SM clock, then the longest CTA. CTAs 0 and 1 are left out: they record the K loop's timeline (kTraceCtas), whose
+stores slowed them by 25-30% in NOTES 79's runs.
 
     DG_PROFILE_WAITS=1 python tools/profile_one.py masked 1,4096,4096,7168,1108,1024 2>&1 |
         python benchmarks/experiments/tail_round.py
@@ -25,7 +27,8 @@ if not records:
 # the last launch is the last `grid` lines.
 grid = len({r[0] for r in records})
 launches = [records[i:i + grid] for i in range(0, len(records), grid)]
-last = {r[0]: r[1:] for r in launches[-1]}
+TRACE_CTAS = 2  # fp8_gemm_config.cuh's kTraceCtas
+last = {r[0]: r[1:] for r in launches[-1] if r[0] >= TRACE_CTAS}
 groups = {}
 for cta, rec in last.items():
     groups.setdefault(rec[4], []).append((cta, rec))

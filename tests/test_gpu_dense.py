@@ -176,17 +176,30 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
     for role in (consumers, second):
         assert sum(int(ln.split(", ")[-1].split()[0]) for ln in role) == config["tiles"] * -(-k // 128), lines[:6]
     # the two-wave K loop's timeline (256-row tiles; benchmarks/experiments/wave_trace.py): each traced wave of CTA
-    # 0's warpgroups is issued, done and promoted in that order
+    # 0's warpgroups is issued, done and promoted in that order; at each tile's start (benchmarks/experiments/
+    # tile_gaps.py) the previous epilogue is done (K block 255, none before the first tile), then the first stage is
+    # about to be waited for (253) and waited for (254), before the tile's first wgmmas are issued
     traced = [ln.split() for ln in capfd_out if ln.startswith("jax_deepgemm trace: cta 0 wg ")]
     assert bool(traced) == (block_m == 256), traced[:3]
     for wg in ("0", "1") if traced else ():
-        events = {}
+        events, boundaries = {}, {}
         for *_, w, t, tag in traced:
-            if w == wg:
+            if w != wg:
+                continue
+            tile, kb = int(tag) // 4096, int(tag) // 16 % 256
+            if kb >= 253:
+                assert int(tag) % 16 == 3, tag
+                boundaries.setdefault(tile, {})[kb] = int(t)
+            else:
                 events.setdefault(int(tag) // 4, []).append((int(tag) % 4, int(t)))
         assert events, f"no trace of warpgroup {wg}"
         for wave, evs in events.items():
             assert [e for e, _ in evs] == [0, 1, 2] and evs[0][1] <= evs[1][1] <= evs[2][1], (wg, wave, evs)
+        for tile, marks in boundaries.items():  # (the trace's last events may be cut off by its length)
+            issue = dict(events.get(tile * 1024, [])).get(0)  # K block 0, wave 0
+            assert issue is None or set(marks) == ({253, 254} if tile == 0 else {253, 254, 255}), (wg, tile, marks)
+            order = [marks[kb] for kb in (255, 253, 254) if kb in marks] + ([issue] if issue is not None else [])
+            assert order == sorted(order), (wg, tile, marks, issue)
 
 
 def test_fp8_dot_gradients_on_gpu():

@@ -35,7 +35,7 @@ def summarize(cta, wg_events):
     for wg in (0, 1):
         for t, tag in wg_events.get(wg, []):
             tile, kb, wave, kind = tag // 4096, (tag // 16) % 256, (tag // 4) % 4, tag % 4
-            if tile == 0:
+            if tile == 0 and kb < 253:  # (K blocks 253-255: tile_gaps.py's boundary events)
                 ev[wg][(kb, wave, kind)] = t
     kbs = sorted({k[0] for e in ev for k in e})
     if not kbs:

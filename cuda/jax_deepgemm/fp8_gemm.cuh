@@ -571,9 +571,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           // it run (after the last wave's wgmmas are issued): the barrier check then costs the tensor cores nothing
           // between K blocks.
           constexpr bool kWaitAhead = kWaves == 2;
-          trace(kTraceStageWait, 0, 3);
+          if constexpr (kWaves == 2) trace(kTraceStageWait, 0, 3);
           if (kWaitAhead && any_active && tile.num_kb > 0) wait_stage(full_bars + 8 * stage, phase, waited);
-          trace(kTraceStageReady, 0, 3);
+          if constexpr (kWaves == 2) trace(kTraceStageReady, 0, 3);
           // Two waves per warpgroup: the K loop is compiled twice, once for passes in which both waves are active with
           // all of their rows (every tile but an M tail or a contiguous expert boundary) without the per-K-block checks
           // of which are and without the row-selecting promotion.
@@ -770,7 +770,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           }
         }
         if constexpr (kProfileWaits) epilogue_cycles += static_cast<unsigned long long>(clock64() - epilogue_start);
-        trace(kTraceEpilogueDone, 0, 3);  // tagged with the next tile (traced_tiles counts at the epilogue's start)
+        // (tagged with the next tile: traced_tiles counts at the epilogue's start)
+        if constexpr (kWaves == 2) trace(kTraceEpilogueDone, 0, 3);
       };
       if constexpr (kTailSplit) {
         if (tile.part >= 0) {  // uniform over the CTA: CTA 1 sends its partial tile, CTA 0 adds it and stores

@@ -39,7 +39,8 @@ for kbs, rows in sorted(groups.items()):
     mhz = statistics.median(r[1] / r[2] * 1e3 for _, r in rows)
     ctas = sorted(c for c, _ in rows)
     print(f"{kbs:4d} K blocks: {len(rows):3d} CTAs ({ctas[0]}..{ctas[-1]}), us {ns[0] / 1e3:.1f} / "
-          f"{statistics.median(ns) / 1e3:.1f} / {ns[-1] / 1e3:.1f}, epilogues {epi:.0f} cycles, waits {100 * wait:.0f}%, "
+          f"{statistics.median(ns) / 1e3:.1f} / {ns[-1] / 1e3:.1f}, epilogues {epi:.0f} cycles, "
+          f"waits {100 * wait:.0f}%, "
           f"{mhz:.0f} MHz")
 longest = max(last.items(), key=lambda kv: kv[1][2])
 print(f"longest CTA {longest[0]}: {longest[1][2] / 1e3:.1f} us, {longest[1][4]} K blocks ({len(launches)} launches)")

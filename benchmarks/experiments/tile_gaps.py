@@ -7,7 +7,8 @@ against the same medians inside the tiles (K blocks 2 .. last - 2), and the medi
 the gap's parts where the build traces them: the epilogue, the next pass's setup, its wait for its first stage, and
 the rest to its first issue (each part holds one trace store, ~60 cycles).
 
-    DG_PROFILE_WAITS=1 python tools/profile_one.py dense 4096,7168,2048 2>&1 | python benchmarks/experiments/tile_gaps.py
+    DG_PROFILE_WAITS=1 python tools/profile_one.py dense 4096,7168,2048 2>&1 |
+        python benchmarks/experiments/tile_gaps.py
 """
 
 import re

@@ -11,25 +11,10 @@ the rest to its first issue (each part holds one trace store, ~60 cycles).
         python benchmarks/experiments/tile_gaps.py
 """
 
-import re
 import statistics
 import sys
 
-LINE = re.compile(r"jax_deepgemm trace: cta (\d+) wg (\d+) (\d+) (\d+)")
-
-
-def last_launch(lines):
-    launches, prev = [], None
-    for line in lines:
-        m = LINE.search(line)
-        if not m:
-            continue
-        cta, wg, t, tag = (int(v) for v in m.groups())
-        if prev is None or (cta, wg) < prev:
-            launches.append({})
-        launches[-1].setdefault((cta, wg), []).append((t, tag))
-        prev = (cta, wg)
-    return launches[-1] if launches else {}
+from wave_trace import last_launch  # the same timeline lines, the last launch's (this script's folder is on the path)
 
 
 def main():

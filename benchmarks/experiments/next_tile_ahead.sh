@@ -5,8 +5,12 @@
 # HEAD's cuda/): GPU tests with it (dense; contiguous and masked), then dense rows of 4 to 56 K blocks per tile, new /
 # old alternating, two rounds.
 #   bash benchmarks/experiments/next_tile_ahead.sh
+# Prepared, not run: whether the lookup left the boundary at all (tile_gaps.sh's timeline with the patch applied; if
+# the setup part is gone and the gap did not shrink by it, something else fills the boundary):
+#   bash benchmarks/experiments/next_tile_ahead.sh gaps
 set -uo pipefail
 git apply benchmarks/experiments/next_tile_ahead.patch || { echo "the patch does not apply"; exit 1; }
+if [ "${1:-}" = gaps ]; then exec bash benchmarks/experiments/tile_gaps.sh; fi
 . benchmarks/experiments/ab_headers.sh
 ab_setup
 ab_prepare

@@ -83,11 +83,11 @@ struct Fp8GemmProfileRecord {
 constexpr int kFp8GemmProfileMaxCtas = 1024;
 constexpr int kFp8GemmProfileRoles = 3;
 __device__ Fp8GemmProfileRecord jdg_fp8_gemm_profile_records[kFp8GemmProfileMaxCtas][kFp8GemmProfileRoles];
-// A timeline of the two-wave K loop (256-row tiles): the first kTraceEvents events of each consumer warpgroup's first thread in the
-// first kTraceCtas CTAs, each (cycles since the kernel's start, tile * 4096 + K block of the pass * 16 + wave * 4 +
-// event: 0 wgmmas issued, 1 done, 2 promoted; and event 3 with K block kTraceStageWait / kTraceStageReady: a pass's
-// first stage about to be waited for / waited for, ahead of its K loop; with kTraceEpilogueDone: the epilogue done,
-// tagged with the next tile); count, then the events.
+// A timeline of the two-wave K loop (256-row tiles): the first kTraceEvents events of each consumer warpgroup's first
+// thread in the first kTraceCtas CTAs, each (cycles since the kernel's start, tile * 4096 + K block of the pass * 16 +
+// wave * 4 + event: 0 wgmmas issued, 1 done, 2 promoted; and event 3 with K block kTraceStageWait / kTraceStageReady:
+// a pass's first stage about to be waited for / waited for, ahead of its K loop; with kTraceEpilogueDone: the epilogue
+// done, tagged with the next tile); count, then the events.
 constexpr int kTraceCtas = 2, kTraceEvents = 640;
 __device__ int jdg_fp8_gemm_trace_count[kTraceCtas][2];
 __device__ unsigned int jdg_fp8_gemm_trace[kTraceCtas][2][kTraceEvents][2];

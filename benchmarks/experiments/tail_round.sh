@@ -21,6 +21,7 @@ prof() {  # label, then profile_one.py's arguments
   DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1 DG_TUNE_TAIL_SPLIT=1 prof dense_tail dense 1108,4096,7168
   DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1 DG_TUNE_TAIL_SPLIT=0 prof dense_no_tail dense 1108,4096,7168
   # The half tiles alone: K = 3584 (28 K blocks), 56 tiles of 28 K blocks on 56 SMs, no exchange
-  DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1 DG_TUNE_TAIL_SPLIT=0 JDG_PROFILE_SMS=56 prof dense_half_56 dense 1792,1024,3584
+  DG_TUNE_BLOCK_M=256 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=1 DG_TUNE_TAIL_SPLIT=0 JDG_PROFILE_SMS=56 \
+    prof dense_half_56 dense 1792,1024,3584
 } 2>&1 | tee "$OUT/tail_round.txt"
 echo "elapsed $((SECONDS - start)) s"

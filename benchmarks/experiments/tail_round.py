@@ -2,8 +2,8 @@
 ran: where a tail-split kernel's second round goes (NOTES 79). A CTA with one whole tile ran K blocks = the tile's;
 one that also ran half a split tile and stored it (part 0) ran 1.5x that (the K blocks are counted once per tile, so
 part 1 shows the whole tile's). Prints per group the CTAs, their duration (us: min / median / max), epilogue cycles
-and SM clock, then the longest CTA. CTAs 0 and 1 are left out: they record the K loop's timeline (kTraceCtas), whose
-stores slowed them by 25-30% in NOTES 79's runs.
+and SM clock, then the longest CTA. CTAs 0 and 1 are left out: in 256-row kernels they record the K loop's timeline
+(kTraceCtas), whose stores made them run 30-45% longer in NOTES 79's runs.
 
     DG_PROFILE_WAITS=1 python tools/profile_one.py masked 1,4096,4096,7168,1108,1024 2>&1 |
         python benchmarks/experiments/tail_round.py

@@ -1,7 +1,7 @@
 // Configuration heuristics for the dense FP8 GEMM kernel (cuda/jax_deepgemm/fp8_gemm.cuh).
 //
-// The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs (step 14 takes fewer where that keeps the
-// rounds), one per SM, each walking over output tiles of BLOCK_M x BLOCK_N. Every tile streams its whole K extent
+// The model. The kernel is persistent: grid = min(num_sms, tiles) CTAs (steps 14 and 15 take fewer where that keeps
+// the rounds), one per SM, each walking over output tiles of BLOCK_M x BLOCK_N. Every tile streams its whole K extent
 // (A: BLOCK_M x K bytes, B: BLOCK_N x K bytes) through the shared-memory pipeline. A 128-row tile costs about
 // BLOCK_N + kTileOverhead time units: its wgmmas and its promotion scale with BLOCK_N, while streaming A's
 // BLOCK_M x K bytes, the pipeline's start and the epilogue add a part that does not (kTileOverhead = 64 fits the
@@ -169,6 +169,14 @@
 //    Why it pays is not measured: fewer SMs drawing power under the cap, or rounds that read whole band rows of A and
 //    B. Only 128 CTAs were measured, hence whole band rows rather than the fewest CTAs (880 tiles: 126); 128-row tiles
 //    (4096 x 2112 x 7168) are unmeasured and keep the full grid.
+// 15. Dense 128 x 192 tiles over at least kBalancedMinKBlocks K blocks: no clusters (step 5 would take them, sharing
+//    B), on the fewest CTAs that keep the rounds (4096 x 2112 x 7168: 352 tiles in 3 rounds on 118 CTAs rather than
+//    132), as DeepGEMM launches its 128 x 192 kernel. Measured on an H200 (benchmarks/NOTES.md 80, one build, the SM
+//    count capped, two rounds, against the pick before this step: clusters of 2 sharing B on 132 CTAs): M = 4096 /
+//    8192 x 2112 x 7168 -3.6% / -3.2%, 4096 x 2112 x 4096 -3.3%, 4096 x 1536 x 7168 (2 rounds, 128 CTAs) -3.7%,
+//    16384 x 2112 x 7168 (128 CTAs) -0.8%; either change alone took at most half of that (the clusters on the smaller
+//    grid -1.0% to -1.9%, +0.2% on 4096 x 1536 x 7168; no clusters on 132 CTAs -0.3%). K = 2048 (16 K blocks, no
+//    clusters before either) lost 0.8% on 118 CTAs: not taken there. Other widths are unmeasured and keep step 5.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -269,8 +277,12 @@ bool rows_cross_sectors(std::int64_t k) { return k % 32 != 0; }
 // block with an odd M-block count).
 // Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
 // grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
+// How the grid is cut below min(num_sms, tiles) where that keeps the rounds: not (kFull), to whole rows of the tile
+// order's bands (kBandRows, step 14) or to the fewest CTAs (kFewest, step 15).
+enum class GridCut { kFull, kBandRows, kFewest };
+
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
-                          bool multicast_pays, bool one_wave_too = false, bool balanced = false) {
+                          bool multicast_pays, bool one_wave_too = false, GridCut cut = GridCut::kFull) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
@@ -295,9 +307,13 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));
-  if (balanced && c.split_k == 1 && !c.tail_split) {  // step 14 (`bound`: the tiles, counted exactly)
+  if (cut == GridCut::kBandRows && c.split_k == 1 && !c.tail_split) {  // step 14 (`bound`: the tiles, exactly)
     const int band_rows = c.grid / kFp8BandNBlocks * kFp8BandNBlocks;  // a band row: one tile per N block
     if (band_rows > 0 && ceil_div(whole_clusters, band_rows) == ceil_div(whole_clusters, c.grid)) c.grid = band_rows;
+  }
+  if (cut == GridCut::kFewest && c.split_k == 1 && !c.tail_split && c.grid > 0) {  // step 15
+    const std::int64_t rounds = ceil_div(whole_clusters, c.grid);
+    c.grid = static_cast<int>(ceil_div(ceil_div(whole_clusters, rounds), ctas) * ctas);
   }
 }
 
@@ -306,6 +322,11 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
 bool balanced_grid_pays(int mode, int block_m, std::int64_t k_per_tile) {
   return (mode == kFp8GemmDense || mode == kFp8GemmKGrouped) && block_m == 256 &&
          ceil_div(k_per_tile, kFp8BlockK) >= kBalancedMinKBlocks;
+}
+
+// Step 15: dense 128 x 192 tiles over at least kBalancedMinKBlocks K blocks, without clusters on the fewest CTAs.
+bool wide_rows_unclustered(int block_m, int block_n, std::int64_t k) {
+  return block_m == 128 && block_n == 192 && ceil_div(k, kFp8BlockK) >= kBalancedMinKBlocks;
 }
 
 std::string describe(const char* kind, std::int64_t m, std::int64_t n, std::int64_t k, int num_sms, bool per_row) {
@@ -595,11 +616,17 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
+  const bool wide_rows = !unaligned && wide_rows_unclustered(best.block_m, best.block_n, k);  // step 15
   const bool multicast_pays =
-      unaligned ||
-      (m >= 2048 && ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
-  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned,
-                       balanced_grid_pays(kFp8GemmDense, best.block_m, k));
+      unaligned || (!wide_rows && m >= 2048 &&
+                    ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
+  GridCut cut = GridCut::kFull;
+  if (wide_rows) {
+    cut = GridCut::kFewest;
+  } else if (balanced_grid_pays(kFp8GemmDense, best.block_m, k)) {
+    cut = GridCut::kBandRows;
+  }
+  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned, cut);
   choose_c_prefetch(best, kFp8GemmDense, n, c_kind);
   if (env::print_configs())
     print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
@@ -636,7 +663,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
       (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
       (mode != kFp8GemmKGrouped && rows_cross_sectors(k) && best.block_m >= 128);
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays, false,
-                       balanced_grid_pays(mode, best.block_m, k_per_tile));
+                       balanced_grid_pays(mode, best.block_m, k_per_tile) ? GridCut::kBandRows : GridCut::kFull);
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {
     static const char* const kNames[] = {"fp8_gemm", "m_grouped_contiguous", "grouped_ragged", "m_grouped_masked",

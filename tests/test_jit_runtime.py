@@ -87,15 +87,20 @@ def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     # dense clusters (heuristics.cc, step 5): M >= 2048, two waves, and tiles whose copies set the pace over >= 32
     # K blocks or any tiles over >= 128; or rows that are not 128-byte multiples over >= 12 K blocks, at any M and
     # at one wave too
+    # (step 15: not 128 x 192 tiles over >= 32 K blocks, which take the fewest CTAs that keep their rounds)
     copy_bound = 80 * (c["block_m"] + c["block_n"]) > c["block_m"] * c["block_n"]
     unaligned = k % 128 != 0 and kb >= 12
-    pays = num_sms >= 2 and (unaligned or (m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and
+    wide = (c["block_m"], c["block_n"]) == (128, 192) and kb >= 32 and not unaligned
+    pays = num_sms >= 2 and (unaligned or (not wide and m >= 2048 and ((copy_bound and kb >= 32) or kb >= 128) and
                                            c["waves"] >= 2))
     cluster = 2 if pays else 1
     grid = min(num_sms // cluster * cluster, tiles + tiles % cluster)
     if c["block_m"] == 256 and kb >= 32 and grid >= 16:  # step 14: whole band rows (16 CTAs) if the rounds stay
         whole, band_rows = tiles + tiles % cluster, grid // 16 * 16
         grid = band_rows if -(-whole // band_rows) == -(-whole // grid) else grid
+    if wide and grid > 0:
+        rounds = -(-tiles // grid)
+        grid = -(-tiles // rounds)
     assert c["cluster"] == cluster and c["grid"] == grid
     # No other candidate has a lower modelled cost, waves x (BLOCK_N x BLOCK_M / 128 + 64) (ffi/heuristics.cc):
     # the widths dividing 128, and 160, 192 (at most 128 for 256-row tiles).
@@ -170,11 +175,13 @@ def test_tune_cluster(monkeypatch):
     assert _C.select_fp8_gemm_config(1024, 7168, 16384, 132)["cluster"] == 1  # M < 2048
     c = _C.select_fp8_gemm_config(2048, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
-    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 128 x 192 (ties 256 x 64 in the model, see cost_of)
-    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
+    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 128 x 192 (ties 256 x 64 in the model, see cost_of):
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 1, 118)  # step 15, 3 rounds
     # The discount for 192-wide tiles is dense only: a grouped tie (128 x 128 against 128 x 192) keeps the old rule.
     assert (_grouped("contiguous", 4 * 512, 4096, 7168, 4)["block_n"]) == 128
-    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks
+    c = _C.select_fp8_gemm_config(6144, 2112, 7168, 132)  # 128 x 192 tiles, 11 N blocks: 528 = 4 x 132
+    assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 1, 132)
+    c = _C.select_fp8_gemm_config(4096, 2112, 7008, 132)  # rows that are not 128-byte multiples keep step 5
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 2, 132)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 1  # 16 K blocks
     assert _C.select_fp8_gemm_config(1024, 2112, 7168, 132)["cluster"] == 1  # M < 2048
@@ -193,6 +200,8 @@ def test_tune_cluster(monkeypatch):
     monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # where the N blocks pair up; the grid in whole clusters
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert (c["cluster"], c["grid"]) == (2, 128)
+    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # step 15's grid in whole clusters: 176 pairs, 3 rounds
+    assert (c["cluster"], c["multicast_b"], c["grid"]) == (2, True, 118)
     assert _C.select_fp8_gemm_config(4096, 7168, 2048, 131)["grid"] == 130  # (16 K blocks: no step 14)
     assert _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["cluster"] == 2
     c = _C.select_fp8_gemm_config(200, 7168, 2048, 132)
@@ -209,14 +218,14 @@ def test_tune_cluster(monkeypatch):
 
 def test_tune_multicast_b(monkeypatch):
     # unset: a dense cluster shares B where its tiles are wider than tall, A elsewhere; grouped clusters share A
-    c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)
+    c = _C.select_fp8_gemm_config(4096, 2112, 7008, 132)
     assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"]) == (128, 192, 2, True)
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)
     assert (c["block_m"], c["block_n"], c["cluster"], c["multicast_b"]) == (256, 128, 2, False)
     assert not _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]  # no cluster
     assert not _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["multicast_b"]
     monkeypatch.setenv("DG_TUNE_MULTICAST_B", "0")
-    assert not _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["multicast_b"]
+    assert not _C.select_fp8_gemm_config(4096, 2112, 7008, 132)["multicast_b"]
     monkeypatch.setenv("DG_TUNE_MULTICAST_B", "1")
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["multicast_b"]
     assert not _C.select_fp8_gemm_config(4096, 2112, 2048, 132)["multicast_b"]  # still no cluster
@@ -925,7 +934,7 @@ def test_tune_tail_split(monkeypatch):
     c = _C.select_fp8_gemm_config(100, 130, 1000, 131)  # a lone round: a pair of CTAs for every tile
     assert c["tail_split"] and c["grid"] == 2 * c["tiles"] < 131, c
     assert not _C.select_fp8_gemm_config(300, 384, 128, 8)["tail_split"]  # one K block: nothing to split
-    assert not _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["tail_split"]  # multicast clusters (step 5)
+    assert not _C.select_fp8_gemm_config(4096, 2112, 7008, 132)["tail_split"]  # multicast clusters (step 5)
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["tail_split"]  # split K (step 9)
     assert not _grouped("ragged", 4 * 8192, 4096, 7168, 4)["tail_split"]  # its tiles are not counted on the device
     monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "2")

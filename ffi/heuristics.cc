@@ -168,15 +168,16 @@
 //    before, on another machine (NOTES 77).
 //    Why it pays is not measured: fewer SMs drawing power under the cap, or rounds that read whole band rows of A and
 //    B. Only 128 CTAs were measured, hence whole band rows rather than the fewest CTAs (880 tiles: 126); 128-row tiles
-//    (4096 x 2112 x 7168) are unmeasured and keep the full grid.
+//    keep the full grid (but for step 15's).
 // 15. Dense 128 x 192 tiles over at least kBalancedMinKBlocks K blocks: no clusters (step 5 would take them, sharing
 //    B), on the fewest CTAs that keep the rounds (4096 x 2112 x 7168: 352 tiles in 3 rounds on 118 CTAs rather than
 //    132), as DeepGEMM launches its 128 x 192 kernel. Measured on an H200 (benchmarks/NOTES.md 80, one build, the SM
 //    count capped, two rounds, against the pick before this step: clusters of 2 sharing B on 132 CTAs): M = 4096 /
 //    8192 x 2112 x 7168 -3.6% / -3.2%, 4096 x 2112 x 4096 -3.3%, 4096 x 1536 x 7168 (2 rounds, 128 CTAs) -3.7%,
-//    16384 x 2112 x 7168 (128 CTAs) -0.8%; either change alone took at most half of that (the clusters on the smaller
-//    grid -1.0% to -1.9%, +0.2% on 4096 x 1536 x 7168; no clusters on 132 CTAs -0.3%). K = 2048 (16 K blocks, no
-//    clusters before either) lost 0.8% on 118 CTAs: not taken there. Other widths are unmeasured and keep step 5.
+//    16384 x 2112 x 7168 (128 CTAs) -0.8%; on the four rows of >= 3% either change alone took at most half of that
+//    (the clusters on the smaller grid -1.2% to -1.9%, +0.2% on 4096 x 1536 x 7168; no clusters on 132 CTAs -0.3% on
+//    4096 x 2112 x 7168), on 16384 x 2112 x 7168 the smaller grid alone -1.0%. K = 2048 (16 K blocks, no clusters
+//    before either) lost 0.8% on 118 CTAs: not taken there. Other widths are unmeasured and keep step 5.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -93,6 +93,11 @@ __device__ int jdg_fp8_gemm_trace_count[kTraceCtas][2];
 __device__ unsigned int jdg_fp8_gemm_trace[kTraceCtas][2][kTraceEvents][2];
 #endif
 constexpr int kTraceStageWait = 253, kTraceStageReady = 254, kTraceEpilogueDone = 255;  // the timeline's (above)
+#if JDG_PROFILE_WAITS
+// A traced K block takes at least 6 events (3 per wave), so no real K block reaches the markers' numbers before the
+// trace is full.
+static_assert(kTraceEvents / 6 < kTraceStageWait, "the timeline's tile-boundary markers would collide with K blocks");
+#endif
 constexpr bool kContiguous = kMode == kFp8GemmContiguous;
 constexpr bool kKGrouped = kMode == kFp8GemmKGrouped;
 constexpr bool kWalksGroups = kMode == kFp8GemmRagged || kMode == kFp8GemmMasked;

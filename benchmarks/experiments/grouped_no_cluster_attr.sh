@@ -5,11 +5,10 @@
 # without it, alternating, two rounds (rows whose pick has clusters are unchanged: controls).
 #   bash benchmarks/experiments/grouped_no_cluster_attr.sh
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/gnca-cache
-git apply benchmarks/experiments/grouped_no_cluster_attr.patch || exit 1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
+git apply benchmarks/experiments/grouped_no_cluster_attr.patch || exit 1  # host code: before the build
+. benchmarks/experiments/ab_headers.sh
+ab_setup
+export DG_JIT_CACHE_DIR=/tmp/gnca-cache
 JDG_EXP_GROUPED_NO_CLUSTER_ATTR=1 timeout -k 5 300 python -I -m pytest tests/test_gpu_grouped.py -q \
   -p no:cacheprovider >"$OUT/tests_grouped.log" 2>&1
 echo "grouped tests: $(grep -E "passed|failed" "$OUT/tests_grouped.log" | tail -1)"

@@ -5,10 +5,8 @@
 # delivered sectors with 18% more L2 requests in ours (with the attribute); prepared, not run.
 #   bash benchmarks/experiments/ncu_requests_2112.sh      (device call, with carry [".dgprobe"])
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
+. benchmarks/experiments/ab_headers.sh
+ab_setup
 chmod +x .dgprobe/dg_dense_bench
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 metrics=lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum

@@ -7,11 +7,10 @@
 # cluster, with / without the attribute (one build, JDG_EXP_NO_CLUSTER_ATTR), alternating, two rounds.
 #   bash benchmarks/experiments/no_cluster_attr.sh   (on the tree before 414e5ce, which landed it for dense kernels)
 set -uo pipefail
-OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
-export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/nca-cache
-git apply benchmarks/experiments/no_cluster_attr.patch || exit 1
-python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
-{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
+git apply benchmarks/experiments/no_cluster_attr.patch || exit 1  # host code: before the build
+. benchmarks/experiments/ab_headers.sh
+ab_setup
+export DG_JIT_CACHE_DIR=/tmp/nca-cache
 rows=(4096,2112,7168 4096,7168,2048 4096,32768,512 4096,24576,1536 4096,4096,7168)
 for round in 1 2; do
   for side in attr none; do

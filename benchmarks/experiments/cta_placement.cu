@@ -1,0 +1,68 @@
+// Where a persistent GEMM's CTAs land (NOTES 81): one CTA per SM (384 threads, 218 KB of dynamic shared memory, as
+// the 128 x 192 and 256 x 128 kernels), launched with no cluster attribute, with a cluster dimension of 1, and in
+// clusters of 2, on grids of 118, 128 and 132. Each CTA records its SM (%smid); printed per launch: the SM of every
+// CTA, and how often CTAs c and c + 1 (which take adjacent tiles: the same A block) sit on the same TPC (SMs 2t and
+// 2t + 1, as numbered here) or within 8 SM ids. A cluster launch of size 1 ran dense GEMMs 0.2-1.0% slower than none;
+// if it places adjacent CTAs farther apart, fewer of their same-line requests can merge before L2.
+//   nvcc -O2 -arch=sm_90a -cudart static benchmarks/experiments/cta_placement.cu -o .clusterprobe/cta_placement
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+__global__ void record_sm(int* sm_of_cta) {
+  extern __shared__ int smem[];
+  smem[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  unsigned int smid;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+  if (threadIdx.x == 0) sm_of_cta[blockIdx.x] = static_cast<int>(smid) + smem[0];
+}
+
+static void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::printf("%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+int main() {
+  cudaDeviceProp prop;
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("# %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  const int smem = 218112;
+  check(cudaFuncSetAttribute(record_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "max dynamic smem");
+  int* d_sm = nullptr;
+  check(cudaMalloc(&d_sm, 256 * sizeof(int)), "cudaMalloc");
+  int sm[256];
+  for (int grid : {118, 128, 132}) {
+    for (int mode = 0; mode < 3; ++mode) {  // 0: no attribute, 1: cluster dimension 1, 2: clusters of 2
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(grid);
+      config.blockDim = dim3(384);
+      config.dynamicSmemBytes = smem;
+      cudaLaunchAttribute attr;
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = mode == 2 ? 2 : 1;
+      attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+      config.attrs = &attr;
+      config.numAttrs = mode == 0 ? 0 : 1;
+      for (int rep = 0; rep < 2; ++rep) {  // twice: is the placement the same from launch to launch?
+        check(cudaMemset(d_sm, 0xFF, 256 * sizeof(int)), "cudaMemset");
+        check(cudaLaunchKernelEx(&config, record_sm, d_sm), "cudaLaunchKernelEx");
+        check(cudaDeviceSynchronize(), "kernel");
+        check(cudaMemcpy(sm, d_sm, grid * sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+        int same_tpc = 0, near = 0;
+        for (int c = 0; c + 1 < grid; ++c) {
+          same_tpc += sm[c] / 2 == sm[c + 1] / 2;
+          near += std::abs(sm[c] - sm[c + 1]) <= 8;
+        }
+        std::printf("grid %d, %s, launch %d: adjacent CTAs on one TPC %d of %d, within 8 SM ids %d\n  SMs:", grid,
+                    mode == 0 ? "no cluster attribute" : mode == 1 ? "cluster dimension 1" : "clusters of 2", rep,
+                    same_tpc, grid - 1, near);
+        for (int c = 0; c < grid; ++c) std::printf(" %d", sm[c]);
+        std::printf("\n");
+      }
+    }
+  }
+  return 0;
+}

@@ -72,9 +72,10 @@
 // Launch: with C = fp8_gemm_cluster_ctas(JDG_CLUSTER, JDG_SPLIT_K, JDG_TAIL_SPLIT) CTAs per cluster, grid =
 // min(num_sms rounded down to a multiple of C, P x fp8_gemm_max_tiles(...) rounded up to a multiple of C) persistent
 // CTAs (1-D), where P = JDG_SPLIT_K, or 2 with JDG_TAIL_SPLIT (a lone round's tiles can each take a pair); cluster
-// dimensions {C, 1, 1}, block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M,
-// BLOCK_N, STAGES, B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel
-// counts the tiles of grouped modes on the device (a CTA, or a cluster, with no tile exits).
+// dimensions {C, 1, 1} (C = 1 may also launch without the cluster attribute: each CTA is then a cluster of one),
+// block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES,
+// B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel counts the tiles of
+// grouped modes on the device (a CTA, or a cluster, with no tile exits).
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),

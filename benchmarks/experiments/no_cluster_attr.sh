@@ -7,7 +7,8 @@
 # cluster, with / without the attribute (one build, JDG_EXP_NO_CLUSTER_ATTR), alternating, two rounds.
 #   bash benchmarks/experiments/no_cluster_attr.sh   (on the tree before 414e5ce, which landed it for dense kernels)
 set -uo pipefail
-git apply benchmarks/experiments/no_cluster_attr.patch || exit 1  # host code: before the build
+git apply benchmarks/experiments/no_cluster_attr.patch ||  # host code: before the build
+  { echo "no_cluster_attr.patch applies to the tree before 414e5ce, which landed it for dense kernels"; exit 1; }
 . benchmarks/experiments/ab_headers.sh
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/nca-cache

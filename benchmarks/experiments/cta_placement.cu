@@ -4,6 +4,9 @@
 // CTA, and how often CTAs c and c + 1 (which take adjacent tiles: the same A block) sit on the same TPC (SMs 2t and
 // 2t + 1, as numbered here) or within 8 SM ids. A cluster launch of size 1 ran dense GEMMs 0.2-1.0% slower than none;
 // if it places adjacent CTAs farther apart, fewer of their same-line requests can merge before L2.
+// Then which SMs share a GPC: a cluster's CTAs always sit in one GPC, so launches in clusters of 2 to 16 (one CTA per
+// SM) join the SMs of each cluster; the groups that result are printed, and for each grid without the attribute
+// the GPC of every CTA and how many GPCs the CTAs of each run of 8 consecutive indices span.
 //   nvcc -O2 -arch=sm_90a -cudart static benchmarks/experiments/cta_placement.cu -o .clusterprobe/cta_placement
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +28,68 @@ static void check(cudaError_t e, const char* what) {
   }
 }
 
+static int find(int* parent, int x) { return parent[x] == x ? x : parent[x] = find(parent, parent[x]); }
+
+// Joins the SMs that held one cluster, over launches in clusters of 2 to 16; returns the number of groups and sets
+// gpc[sm] to a group number (SMs never seen in a cluster of 2 or more stay alone).
+static int group_sms_by_cluster(int num_sms, int smem, int* d_sm, int* gpc) {
+  int parent[256];
+  for (int s = 0; s < 256; ++s) parent[s] = s;
+  check(cudaFuncSetAttribute(record_sm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), "non-portable clusters");
+  int sm[1024];
+  for (int size : {2, 4, 8, 16}) {
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(384);
+    config.dynamicSmemBytes = smem;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = size;
+    attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    int clusters = 0;
+    config.gridDim = dim3(size);
+    if (cudaOccupancyMaxActiveClusters(&clusters, record_sm, &config) != cudaSuccess || clusters == 0) {
+      cudaGetLastError();
+      std::printf("clusters of %d: none fit\n", size);
+      continue;
+    }
+    const int grid = clusters * size;
+    config.gridDim = dim3(grid);
+    std::printf("clusters of %d: %d active at once (%d CTAs)\n", size, clusters, grid);
+    for (int rep = 0; rep < 4; ++rep) {
+      check(cudaMemset(d_sm, 0xFF, 1024 * sizeof(int)), "cudaMemset");
+      check(cudaLaunchKernelEx(&config, record_sm, d_sm), "cudaLaunchKernelEx (clusters)");
+      check(cudaDeviceSynchronize(), "kernel (clusters)");
+      check(cudaMemcpy(sm, d_sm, grid * sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy");
+      for (int c = 0; c < grid; ++c)
+        if (sm[c] >= 0 && sm[c] < num_sms && sm[c - c % size] >= 0 && sm[c - c % size] < num_sms)
+          parent[find(parent, sm[c])] = find(parent, sm[c - c % size]);
+    }
+  }
+  int label[256], groups = 0;
+  for (int s = 0; s < num_sms; ++s) label[s] = -1;
+  for (int s = 0; s < num_sms; ++s) {
+    const int root = find(parent, s);
+    if (label[root] < 0) label[root] = groups++;
+    gpc[s] = label[root];
+  }
+  std::printf("%d groups of SMs (GPCs):", groups);
+  for (int g = 0; g < groups; ++g) {
+    int n = 0;
+    for (int s = 0; s < num_sms; ++s) n += gpc[s] == g;
+    std::printf(" %d", n);
+  }
+  std::printf("\n");
+  for (int g = 0; g < groups; ++g) {
+    std::printf("  GPC %d:", g);
+    for (int s = 0; s < num_sms; ++s)
+      if (gpc[s] == g) std::printf(" %d", s);
+    std::printf("\n");
+  }
+  return groups;
+}
+
 int main() {
   cudaDeviceProp prop;
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
@@ -32,8 +97,10 @@ int main() {
   const int smem = 218112;
   check(cudaFuncSetAttribute(record_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "max dynamic smem");
   int* d_sm = nullptr;
-  check(cudaMalloc(&d_sm, 256 * sizeof(int)), "cudaMalloc");
-  int sm[256];
+  check(cudaMalloc(&d_sm, 1024 * sizeof(int)), "cudaMalloc");
+  int gpc[256];
+  group_sms_by_cluster(prop.multiProcessorCount, smem, d_sm, gpc);
+  int sm[1024];
   for (int grid : {118, 128, 132}) {
     for (int mode = 0; mode < 3; ++mode) {  // 0: no attribute, 1: cluster dimension 1, 2: clusters of 2
       cudaLaunchConfig_t config = {};
@@ -60,7 +127,15 @@ int main() {
                     mode == 0 ? "no cluster attribute" : mode == 1 ? "cluster dimension 1" : "clusters of 2", rep,
                     same_tpc, grid - 1, near);
         for (int c = 0; c < grid; ++c) std::printf(" %d", sm[c]);
-        std::printf("\n");
+        std::printf("\n  GPCs:");
+        for (int c = 0; c < grid; ++c) std::printf(" %d", gpc[sm[c]]);
+        int spans = 0, runs = 0;
+        for (int c0 = 0; c0 + 8 <= grid; c0 += 8, ++runs) {
+          unsigned seen = 0;
+          for (int c = c0; c < c0 + 8; ++c) seen |= 1u << gpc[sm[c]];
+          spans += __builtin_popcount(seen);
+        }
+        std::printf("\n  runs of 8 consecutive CTAs span %.2f GPCs on average\n", double(spans) / runs);
       }
     }
   }

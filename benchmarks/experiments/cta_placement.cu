@@ -28,6 +28,9 @@ static void check(cudaError_t e, const char* what) {
   }
 }
 
+// An SM id as recorded, or 256 where the CTA recorded none (the buffer's fill): an index into gpc[] either way.
+static int sm_or_none(int sm) { return sm >= 0 && sm < 256 ? sm : 256; }
+
 static int find(int* parent, int x) { return parent[x] == x ? x : parent[x] = find(parent, parent[x]); }
 
 // Joins the SMs that held one cluster, over launches in clusters of 2 to 16; returns the number of groups and sets
@@ -98,7 +101,12 @@ int main() {
   check(cudaFuncSetAttribute(record_sm, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "max dynamic smem");
   int* d_sm = nullptr;
   check(cudaMalloc(&d_sm, 1024 * sizeof(int)), "cudaMalloc");
-  int gpc[256];
+  if (prop.multiProcessorCount > 256) {
+    std::printf("more than 256 SMs: the tables here hold 256\n");
+    return 2;
+  }
+  int gpc[257];  // -1: no group (an id past the SM count; gpc[256]: a CTA that recorded no SM, see sm_or_none)
+  for (int& g : gpc) g = -1;
   group_sms_by_cluster(prop.multiProcessorCount, smem, d_sm, gpc);
   int sm[1024];
   for (int grid : {118, 128, 132}) {
@@ -128,12 +136,15 @@ int main() {
                     same_tpc, grid - 1, near);
         for (int c = 0; c < grid; ++c) std::printf(" %d", sm[c]);
         std::printf("\n  GPCs:");
-        for (int c = 0; c < grid; ++c) std::printf(" %d", gpc[sm[c]]);
+        for (int c = 0; c < grid; ++c) std::printf(" %d", gpc[sm_or_none(sm[c])]);
         int spans = 0, runs = 0;
         for (int c0 = 0; c0 + 8 <= grid; c0 += 8, ++runs) {
-          unsigned seen = 0;
-          for (int c = c0; c < c0 + 8; ++c) seen |= 1u << gpc[sm[c]];
-          spans += __builtin_popcount(seen);
+          unsigned long long seen = 0;  // up to 64 groups
+          for (int c = c0; c < c0 + 8; ++c) {
+            const int g = gpc[sm_or_none(sm[c])];
+            seen |= g >= 0 && g < 64 ? 1ull << g : 0ull;
+          }
+          spans += __builtin_popcountll(seen);
         }
         std::printf("\n  runs of 8 consecutive CTAs span %.2f GPCs on average\n", double(spans) / runs);
       }

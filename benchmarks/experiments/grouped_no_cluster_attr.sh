@@ -3,7 +3,8 @@
 # grouped_no_cluster_attr.patch adds JDG_EXP_GROUPED_NO_CLUSTER_ATTR to the host's launch. One build; first the
 # grouped GPU tests with it (the condition for landing it), then the grouped table rows (grouped_rows.py) with and
 # without it, alternating, two rounds (rows whose pick has clusters are unchanged: controls).
-#   bash benchmarks/experiments/grouped_no_cluster_attr.sh
+#   bash benchmarks/experiments/grouped_no_cluster_attr.sh   (on fe93360's tree, where it ran: NOTES 82; the launch
+#   comment it patches has changed since)
 set -uo pipefail
 git apply benchmarks/experiments/grouped_no_cluster_attr.patch || exit 1  # host code: before the build
 . benchmarks/experiments/ab_headers.sh

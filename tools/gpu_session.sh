@@ -150,12 +150,24 @@ case "$phase" in
       esac
       # Into a file, not a pipe: `timeout` kills the sanitizer only, and its python, left running, would hold a pipe
       # open past the device call's limit (2026-11-27); that python is killed by name afterwards.
-      timeout -k 5 $limit "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${mem_files[@]}" -v \
-        -p no:cacheprovider -k "$sel" >"$OUT/$tool.raw.log" 2>&1
-      status=$?
-      pkill -9 -f "python -I -m pytest tests/test_gpu" || true
-      quiet <"$OUT/$tool.raw.log" >"$OUT/$tool.log" && rm -f "$OUT/$tool.raw.log"
-      echo "$tool: exit $status"; grep -cE " PASSED" "$OUT/$tool.log"
+      # The sanitizer's own process sometimes ends on SIGSEGV mid-run with no report (NOTES 68; 2026-11-28 twice
+      # within 13 cases): then it starts again on the cases that have not passed yet, until the time is spent.
+      : >"$OUT/$tool.log"
+      deadline=$((SECONDS + limit)); runs=0; skip=()
+      while :; do
+        runs=$((runs + 1))
+        timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest \
+          "${mem_files[@]}" -v -p no:cacheprovider -k "$sel" "${skip[@]}" >"$OUT/$tool.raw.log" 2>&1
+        status=$?
+        pkill -9 -f "python -I -m pytest tests/test_gpu" || true
+        { echo "# sanitizer run $runs: exit $status"; quiet <"$OUT/$tool.raw.log"; } >>"$OUT/$tool.log"
+        rm -f "$OUT/$tool.raw.log"
+        # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)
+        [ "$status" = 139 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
+        skip=(); for id in $(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | cut -d" " -f1); do
+          skip+=(--deselect "$id"); done
+      done
+      echo "$tool: exit $status after $runs sanitizer run(s)"; grep -cE " PASSED" "$OUT/$tool.log"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
     done
     ;;

@@ -164,8 +164,8 @@ case "$phase" in
         rm -f "$OUT/$tool.raw.log"
         # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)
         [ "$status" = 139 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
-        skip=(); for id in $(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | cut -d" " -f1); do
-          skip+=(--deselect "$id"); done
+        skip=(); while read -r id; do skip+=(--deselect "$id"); done \
+          < <(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | cut -d" " -f1)  # (ids unexpanded: no globbing)
       done
       echo "$tool: exit $status after $runs sanitizer run(s)"; grep -cE " PASSED" "$OUT/$tool.log"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3

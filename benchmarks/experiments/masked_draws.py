@@ -3,7 +3,8 @@ host's configuration only on expected_m), for comparing DG_TUNE_* settings set b
 
     DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS]
 
-JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES.
+JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES; JDG_EXACT=1 takes
+masked_m = expected in every group (one draw: whole 128-row blocks, an even count of them in every shape).
 
 One line per (shape, draw): the masked_m drawn as the benchmark draws them (uniform in [0.7, 1.3] x expected, seed =
 the draw), the M blocks of 128 rows they make, and the kernel time.
@@ -33,6 +34,8 @@ for g, expected, n, k in SHAPES:
     for draw in range(draws):
         rng = np.random.default_rng(draw)
         masked_m = np.asarray([int(expected * rng.uniform(0.7, 1.3)) for _ in range(g)], np.int32)
+        if os.environ.get("JDG_EXACT"):
+            masked_m = np.full(g, expected, np.int32)
         us = bg._timed(fn, (a, b, jnp.asarray(masked_m)), 20)["us"]
         m_blocks = int(sum(-(-int(r) // 128) for r in masked_m))
         tflops = 2.0 * int(masked_m.sum()) * n * k / us / 1e6

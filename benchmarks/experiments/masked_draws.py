@@ -4,7 +4,7 @@ host's configuration only on expected_m), for comparing DG_TUNE_* settings set b
     DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS]
 
 JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES; JDG_EXACT=1 takes
-masked_m = expected in every group (one draw: whole 128-row blocks, an even count of them in every shape).
+masked_m = expected in every group (one draw of whole 128-row blocks; an even count per group where expected >= 256).
 
 One line per (shape, draw): the masked_m drawn as the benchmark draws them (uniform in [0.7, 1.3] x expected, seed =
 the draw), the M blocks of 128 rows they make, and the kernel time.

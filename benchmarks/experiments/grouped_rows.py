@@ -7,6 +7,7 @@ DG_TUNE_* settings, which must be set before this process starts.
 
 (k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue; contiguous=...: the
 contiguous and ragged rows of that shape, groups drawn as the table draws them; masked=...: that masked row.)
+Each line ends with the jit loop's wall time per call (jit_us: every kernel of the program, ours and any other).
 """
 
 import sys
@@ -34,5 +35,5 @@ if "k_grouped" in kinds or "k_grouped_no_c" in kinds:
     with_c = "k_grouped" in kinds
     rows += [bg.k_grouped_row(*shape, 20, rng, with_c=with_c) for shape in bg.K_GROUPED_SHAPES]
 for r in rows:
-    print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS {r['gbs']:7.0f} GB/s",
-          flush=True)
+    print(f"{r['op']:34s} {str(r['shape']):24s} {r['kernel_us']:9.1f} us {r['tflops']:7.1f} TFLOPS {r['gbs']:7.0f} GB/s"
+          f"  jit {r['jit_us']:9.1f}", flush=True)

@@ -171,6 +171,10 @@ case "$phase" in
       done
       echo "$tool: exit $status after $runs sanitizer run(s)"; grep -cE " PASSED" "$OUT/$tool.log"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
+      # A report in an earlier run (one the tool's crash then ended) would not be in the last run's summary.
+      reports=$(grep -cE "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log")
+      echo "$tool: $reports report line(s) over all runs"
+      grep -m5 -E "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log"
     done
     ;;
   bench)

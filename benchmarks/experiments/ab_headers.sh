@@ -1,6 +1,8 @@
 # Same-run A/B of two sets of kernel headers (cuda/), sourced by the A/B scripts: the package reads cuda/ at JIT
 # time, so swapping the folder swaps the kernel (each side with its own kernel cache). Run from the repo root.
 #   ab_setup                  $OUT, the environment, the build (log in $OUT/build.log), machine.txt; sets `start`
+#   ab_patched PATCH          apply PATCH to the device's copy unless the tree has it already (exits if neither)
+#   ab_patch_vs_head PATCH    ab_setup, ab_patched PATCH, ab_prepare: side new = HEAD + PATCH (in cuda/), old = HEAD
 #   ab_prepare [OLD_DIR]      new = the working tree's cuda/, old = OLD_DIR (a copy sent along: the device copy's
 #                             git history may lag, and did in session 17) or HEAD's; the difference goes to
 #                             $OUT/ab_change.diff
@@ -20,6 +22,11 @@ ab_setup() {
   python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
   { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
 }
+ab_patched() {
+  git apply --check -R "$1" 2>/dev/null && return 0
+  git apply "$1" || { echo "$1 does not apply"; exit 1; }
+}
+ab_patch_vs_head() { ab_setup; ab_patched "$1"; ab_prepare; ab_use new; }
 ab_prepare() {
   rm -rf /tmp/ab_new_cuda /tmp/ab_old_cuda && cp -r cuda /tmp/ab_new_cuda
   if [ -n "${1:-}" ]; then cp -r "$1" /tmp/ab_old_cuda; else git checkout -q HEAD -- cuda && cp -r cuda /tmp/ab_old_cuda; fi

@@ -7,12 +7,7 @@
 # three rounds. One device call, from the repo root:  bash benchmarks/experiments/c_batches_interleaved.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
-ab_setup
-if ! git apply --check -R benchmarks/experiments/c_batches_interleaved.patch 2>/dev/null; then
-  git apply benchmarks/experiments/c_batches_interleaved.patch || { echo "the patch does not apply"; exit 1; }
-fi
-ab_prepare
-ab_use new
+ab_patch_vs_head benchmarks/experiments/c_batches_interleaved.patch
 ab_tests c_tests tests/test_gpu_grouped.py tests/test_gpu_dense.py tests/test_gpu_configs.py \
   -k "k_grouped or with_c or c_prefetch or test_gpu_dense"
 AB_ROUNDS=3 ab_grouped k_grouped | tee "$OUT/c_batches_rows.txt"

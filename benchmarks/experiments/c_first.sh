@@ -8,12 +8,7 @@
 #   bash benchmarks/experiments/c_first.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
-ab_setup
-if ! git apply --check -R benchmarks/experiments/c_first.patch 2>/dev/null; then
-  git apply benchmarks/experiments/c_first.patch || { echo "the patch does not apply"; exit 1; }
-fi
-ab_prepare
-ab_use new
+ab_patch_vs_head benchmarks/experiments/c_first.patch
 ab_tests kgrouped tests/test_gpu_grouped.py -k k_grouped
 ab_tests kgrouped_configs tests/test_gpu_configs.py -k k_grouped
 AB_ROUNDS=3 ab_grouped k_grouped | tee "$OUT/c_first_rows.txt"

@@ -12,9 +12,7 @@
 # XLA's copy of C included, since the benchmark's C is not donated), then the rows without C, register stores / TMA.
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
-if ! git apply --check -R benchmarks/experiments/kgrouped_c_in_d.patch 2>/dev/null; then
-  git apply benchmarks/experiments/kgrouped_c_in_d.patch || { echo "the patch does not apply"; exit 1; }
-fi
+ab_patched benchmarks/experiments/kgrouped_c_in_d.patch
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/jdg-cache-c-in-d
 timeout -k 5 240 python -I -m pytest tests/test_gpu_configs.py -q -rs -p no:cacheprovider -k "c_in_d" \

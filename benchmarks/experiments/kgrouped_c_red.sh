@@ -10,9 +10,7 @@
 # alternating (kernel us: our kernel alone; jit: the program, with XLA's copy of the benchmark's C, not donated).
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
-if ! git apply --check -R benchmarks/experiments/kgrouped_c_red.patch 2>/dev/null; then
-  git apply benchmarks/experiments/kgrouped_c_red.patch || { echo "the patch does not apply"; exit 1; }
-fi
+ab_patched benchmarks/experiments/kgrouped_c_red.patch
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/jdg-cache-c-red
 timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -q -rs -p no:cacheprovider -k c_in_d \

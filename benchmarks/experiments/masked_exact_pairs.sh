@@ -11,9 +11,7 @@
 # JDG_NO_TESTS=1 skips the tests).
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
-if ! git apply --check -R benchmarks/experiments/masked_multicast_b.patch 2>/dev/null; then
-  git apply benchmarks/experiments/masked_multicast_b.patch || { echo "the patch does not apply"; exit 1; }
-fi
+ab_patched benchmarks/experiments/masked_multicast_b.patch
 ab_setup
 export DG_JIT_CACHE_DIR=/tmp/jdg-cache-exact JDG_EXACT=1
 if [ -z "${JDG_NO_TESTS:-}" ]; then

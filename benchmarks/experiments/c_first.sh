@@ -3,8 +3,9 @@
 # f32 C takes ~10k cycles, ~4.5k without C (NOTES 84); its C loads, though pulled into L2 ahead, wait out two L2 round
 # trips with the tensor cores idle. Here the loads are issued before the tile's first wgmmas, into the registers the
 # promotion adds into (the wgmma fragment layout), and the L2 prefetch moves to the tile's first K block
-# (c_first.patch, applied to the device's copy unless the tree has it). Those headers against HEAD's, same run: the k-grouped GPU tests with the new ones, then the k-grouped rows
-# (with C, then without C as a control: unchanged code) alternating over three rounds. One device call:
+# (c_first.patch, applied to the device's copy unless the tree has it). Those headers against HEAD's, same run:
+# the k-grouped GPU tests with the new ones, then the k-grouped rows (with C, then without C as a control:
+# unchanged code) alternating over three rounds. One device call:
 #   bash benchmarks/experiments/c_first.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh

@@ -11,7 +11,6 @@ programs afresh (DG_PDL is read when a program is compiled).
 
 import os
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
@@ -24,16 +23,8 @@ ITERS, WALL_ROUNDS = 30, 5
 
 
 def wall_us(fn, args):
-    out = fn(*args)  # compile (DG_PDL read here) and warm up
-    jax.block_until_ready(out)
-    samples = []
-    for _ in range(WALL_ROUNDS):
-        start = time.perf_counter()
-        for _ in range(ITERS):
-            out = fn(*args)
-        jax.block_until_ready(out)
-        samples.append((time.perf_counter() - start) / ITERS * 1e6)
-    return float(np.median(samples))
+    jax.block_until_ready(fn(*args))  # compile (DG_PDL read here) and warm up
+    return bench.wall_us_per_call(fn, args, ITERS, WALL_ROUNDS)
 
 
 def device_spans(fn, args, calls=20):

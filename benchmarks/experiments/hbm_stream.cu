@@ -6,7 +6,9 @@
 //   boxes:  CTA c copies B rows [64c, 64c + 64) K block by K block as the kernel's 64 x 128-byte boxes (1 or 2 K
 //           blocks per stage), optionally with the kernel's A box (the same 64 rows of A for every CTA, from L2);
 //   bulk:   CTA c copies the same number of bytes from one contiguous range, 8 KB per K block (1-D bulk copies);
-//   loads:  plain 16-byte loads over the whole of B by 4 x 132 CTAs of 256 threads (what the SMs' load path reaches).
+//   loads:  plain 16-byte loads over the whole of B by 4 x 132 CTAs of 256 threads (what the SMs' load path reaches);
+//   cp.async: the boxes' bytes in the boxes' order and swizzled layout, copied through the SMs' load path instead
+//           (128 producer threads, 16-byte cp.async each, the full barrier completed by their cp.async arrivals).
 // If `boxes` reaches what `bulk` and `loads` do, the kernel's rows-by-K order costs nothing and the kernel's gap is
 // its own; if `boxes` is as slow as the kernel, the order (64 rows 16 KB apart per box) is what holds the stream.
 //
@@ -33,6 +35,7 @@ struct Stream {
   bool with_a;      // also the kernel's A box (64 rows, the same for every CTA) per K block
   int stages;       // ring slots
   int k_per_stage;  // K blocks per slot
+  bool cp_async = false;  // 16-byte cp.async copies from 128 threads instead of TMA
   __host__ __device__ int kblock_bytes() const { return with_a ? 2 * kBoxBytes : kBoxBytes; }
   __host__ __device__ int stage_bytes() const { return k_per_stage * kblock_bytes(); }
 };
@@ -44,16 +47,41 @@ __device__ __forceinline__ void bulk_load(unsigned int dst, const void* src, uns
                : "memory");
 }
 
+// 16 bytes global -> shared through the SMs' load path (not cached in L1).
+__device__ __forceinline__ void cp_async_16(unsigned int dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+
+// One arrival on `bar` once this thread's earlier cp.async copies have landed (counted in the barrier's arrivals).
+__device__ __forceinline__ void cp_async_arrive(unsigned int bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+
 __global__ void __launch_bounds__(256, 1) stream_kernel(const __grid_constant__ CUtensorMap tmap_a,
                                                          const __grid_constant__ CUtensorMap tmap_b,
                                                          const unsigned char* b, Stream s) {
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[2 * kMaxStages];
   const unsigned int full = smem_addr(bars), empty = smem_addr(bars + kMaxStages);
-  init_ring(full, empty, s.stages);
+  init_ring(full, empty, s.stages, s.cp_async ? 128 : 1);
   const unsigned int base = smem_addr(smem);
   const int rounds = kKBlocks / s.k_per_stage;
-  if (threadIdx.x == 0) {  // producer
+  if (s.cp_async && threadIdx.x < 128) {  // producers: each box's 512 chunks of 16 bytes, 4 per thread
+    for (int i = 0; i < rounds; ++i) {
+      const int slot = i % s.stages;
+      mbarrier_wait(empty + 8 * slot, ((i / s.stages) & 1u) ^ 1u);
+      for (int j = 0; j < s.k_per_stage; ++j) {
+        const int kb = i * s.k_per_stage + j;
+        const unsigned int dst = base + slot * s.stage_bytes() + j * s.kblock_bytes();
+        for (int q = threadIdx.x; q < kRowsPerCta * 8; q += 128) {
+          const int r = q / 8, c = q % 8;  // row, 16-byte chunk; stored 128-byte swizzled as TMA would
+          cp_async_16(dst + r * kBlockK + ((c ^ (r % 8)) * 16),
+                      b + (size_t(blockIdx.x) * kRowsPerCta + r) * kK + kb * kBlockK + c * 16);
+        }
+      }
+      cp_async_arrive(full + 8 * slot);
+    }
+  } else if (!s.cp_async && threadIdx.x == 0) {  // producer
     for (int i = 0; i < rounds; ++i) {
       const int slot = i % s.stages;
       mbarrier_wait(empty + 8 * slot, ((i / s.stages) & 1u) ^ 1u);
@@ -163,6 +191,9 @@ int main(int argc, char** argv) {
       {"boxes, 24 stages", {false, false, 24, 1}},
       {"bulk 8 KB, 13 stages", {true, false, 13, 1}},
       {"bulk 8 KB, 24 stages", {true, false, 24, 1}},
+      {"cp.async, 13 stages", {false, false, 13, 1, true}},
+      {"cp.async, 2 K blocks per stage, 12 stages", {false, false, 12, 2, true}},
+      {"cp.async, 24 stages", {false, false, 24, 1, true}},
   };
   for (int ctas : {sms * 88 / 132, sms * 112 / 132, sms}) {
     for (const Case& c : cases) {

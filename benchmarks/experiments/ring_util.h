@@ -49,12 +49,12 @@ inline CUtensorMap make_map(void* ptr, CUtensorMapDataType type, int elem, unsig
   return map;
 }
 
-// Thread 0 initializes `stages` full and `stages` empty barriers (one arrival each) at `full` / `empty` + 8 * stage;
-// every thread of the CTA must call it (it ends with the CTA barrier).
-__device__ __forceinline__ void init_ring(unsigned int full, unsigned int empty, int stages) {
+// Thread 0 initializes `stages` full and `stages` empty barriers at `full` / `empty` + 8 * stage (one arrival each;
+// `full_arrivals` for the full ones); every thread of the CTA must call it (it ends with the CTA barrier).
+__device__ __forceinline__ void init_ring(unsigned int full, unsigned int empty, int stages, int full_arrivals = 1) {
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      jdg::ptx::mbarrier_init(full + 8 * s, 1);
+      jdg::ptx::mbarrier_init(full + 8 * s, full_arrivals);
       jdg::ptx::mbarrier_init(empty + 8 * s, 1);
     }
     jdg::ptx::fence_barrier_init();

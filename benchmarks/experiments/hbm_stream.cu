@@ -1,4 +1,4 @@
-// How fast can one CTA per SM stream B from HBM the way the small-M kernel does (benchmarks/NOTES.md 57, 58)? The
+// How fast can one CTA per SM stream B from HBM the way the small-M kernel does (benchmarks/NOTES.md 57, 58, 86)? The
 // kernel at 64 x 7168 x 16384 (64 x 64 tiles, 112 CTAs, 13 stages) reads B at ~2.24 TB/s, 2.36 with 132 CTAs; the
 // copy ring of tma_rate.cu looked faster (~2.85) but re-read a B of 60 MB, part of which the 50 MB L2 may have kept.
 // Here every byte is read once, from HBM (the L2 flushed before each run), by copies alone (one producer thread, one

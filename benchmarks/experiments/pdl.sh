@@ -14,8 +14,8 @@ set -uo pipefail
 rm -rf /tmp/ab_old_cuda /tmp/ab_new_cuda && cp -r cuda /tmp/ab_old_cuda  # the headers as sent (HEAD's)
 ab_patched benchmarks/experiments/pdl.patch
 cp -r cuda /tmp/ab_new_cuda
-diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"${OUT:-./gpu-out}/ab_change.diff"
-ab_setup  # builds the patched extension (its FFI reads DG_PDL)
+ab_setup  # $OUT; builds the patched extension (its FFI reads DG_PDL)
+diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"$OUT/ab_change.diff"
 case "${1:-}" in
   tests)
     JDG_TEST_LIMIT=300 ab_tests pdl tests/test_gpu_pdl.py tests/test_gpu_dense.py tests/test_gpu_grouped.py \

@@ -4,6 +4,7 @@ multiple of 128? Kernel time only (bench.profile: L2 flushed, median of 20); one
 DG_TUNE_* setting (the knobs are read when a kernel is configured) and compare the lines by label.
 
     DG_TUNE_BLOCK_M=128 python benchmarks/experiments/moe_models.py bm128 [--baseline] [--masked] [name ...]
+    python benchmarks/experiments/moe_models.py default n3072=16,8192,3072,4096   # another layer: name=G,R,N,K
 
 Each layer is (local experts G, rows routed to them R, N, K) as one GPU holds it:
   dsv3: 7168 hidden, 2048 per expert, 256 experts top-8, 32 per GPU (8-way expert parallel); 4096 or 16384 tokens;
@@ -98,6 +99,9 @@ def main(argv):
     label, rest = argv[0], argv[1:]
     baseline, with_masked = "--baseline" in rest, "--masked" in rest
     names = [a for a in rest if not a.startswith("--")]
+    for shape in [a for a in names if "=" in a]:  # ad-hoc layers: name=G,R,N,K
+        LAYERS[shape.split("=")[0]] = tuple(int(v) for v in shape.split("=")[1].split(","))
+    names = [a.split("=")[0] for a in names]
     for name, (g, rows, n, k) in LAYERS.items():
         if names and name not in names:
             continue

@@ -146,6 +146,15 @@
 //    (296) and +6.6% (336) at N = 4096, K = 7168, -0.5% (373) and +3.1% (325) at K = 4096; ragged (307-318) +3.4% at
 //    K = 2048, +5.2% at K = 4096, -2.4% at K = 7168. Nor contiguous at K = 2048 (the fixed grid, whose 256-row tiles
 //    straddle experts): +6% to +49%.
+//    Contiguous groups over K < kContiguousTallAnyKBlocks K blocks take 256-row tiles only where a group's output
+//    (M / G x N) exceeds kContiguousTallMinOutput: on an H200 (benchmarks/NOTES.md 87, contiguous groups of 384-2048
+//    rows at N = 2048 / 4096 / 7168, K = 4096 / 5120 / 7168, and published models' MoE layers, one build, the 256-row
+//    pick against 128-row tiles) the 128-row ones (the cost's 128 x 192 / 160) ran 2-16% faster on small outputs at
+//    K = 4096 / 5120 (2048 x 384-1536, 3072 x 512-1024, 4096 x 384-768, 6144 x 512, 7168 x 384 rows x columns),
+//    within +-2.6% on larger ones, and 256-row ones up to 6% faster at K = 7168 and on large groups (2048 rows x
+//    28672: -8%). A 256-row tile over an odd run of 128-row blocks computes half a tile of padding, a share that
+//    shrinks with the group, and small outputs make few rounds, where the 128-row tiles' finer grain fills the last
+//    one better. K from 6144 keeps the 256-row tiles (7168 measured; 6144 interpolated). H100: unmeasured.
 // 13. C pulled into L2 ahead of the epilogue (fp8_gemm_c_prefetch_supported: a C read by the register epilogue):
 //    every CTA reaches its epilogues at about the same time (the same K per tile), so their C loads otherwise go to
 //    HBM together while the tensor cores wait. The producer prefetches the tile's C block (one tensor prefetch) when
@@ -370,9 +379,13 @@ constexpr std::int64_t kMaskedTallMinRows = 512;
 // from K >= 2048 (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
 constexpr std::int64_t kGroupedTallMinRows = 384;
 constexpr std::int64_t kRaggedTallMinKBlocks = 16;  // K >= 2048
-bool grouped_tall(int mode, std::int64_t rows, std::int64_t k) {
+constexpr std::int64_t kContiguousTallAnyKBlocks = 48;            // K >= 6144
+constexpr std::int64_t kContiguousTallMinOutput = 4 << 20;  // rows (M / G, padding included) x N per group
+bool grouped_tall(int mode, std::int64_t rows, std::int64_t n, std::int64_t k) {
   if (rows < kGroupedTallMinRows) return false;
-  if (mode == kFp8GemmContiguous) return segments_pay(mode, 256, k);
+  if (mode == kFp8GemmContiguous)
+    return segments_pay(mode, 256, k) &&
+           (ceil_div(k, kFp8BlockK) >= kContiguousTallAnyKBlocks || rows * n > kContiguousTallMinOutput);
   return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks;
 }
 
@@ -506,7 +519,7 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
     // width over 128 needs 128-row tiles.)
     Fp8GemmConfig tall;
     std::int64_t tall_last_wave = -1;
-    if (grouped_tall(p.mode, rows, p.k) && forced_n <= kMaxBlockNTwoWaves)
+    if (grouped_tall(p.mode, rows, p.n, p.k) && forced_n <= kMaxBlockNTwoWaves)
       choose(p, 256, m_blocks_of(256), tall, tall_last_wave);
     if (tall.block_n == (forced_n > 0 ? forced_n : 128)) {
       best = tall;

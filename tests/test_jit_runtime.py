@@ -975,8 +975,8 @@ def test_tune_segments(monkeypatch):
 
 
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
-    """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments) and ragged ones
-    over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 / 128 ones the cost
+    """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments; below K = 6144 only
+    for outputs over 4 Mi elements per group) and ragged ones over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 / 128 ones the cost
     alone picks there (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a forced
     BLOCK_M still wins. Rows per group as the host sees them (M / G) in the measured runs."""
     measured = [(8, 1024, 7168, 7168), (8, 512, 7168, 7168), (16, 512, 4096, 7168), (4, 1024, 7168, 4096),
@@ -997,6 +997,13 @@ def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     assert _grouped("contiguous", 8 * 512, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("contiguous", 8 * 608, 7168, 2048, 8)["block_m"] == 128
     assert _grouped("masked", 8 * 4096, 7168, 2048, 8, expected_m=384)["block_m"] == 128  # masked: step 6 decides
+    # contiguous groups over K < 6144 whose output (M / G x N) is at most 4 Mi elements keep the cost's 128-row tiles
+    # (NOTES 87: 2-16% faster on an H200), larger ones and longer K take step 12's 256 x 128
+    for g, rows, n, k in [(16, 576, 3072, 4096), (8, 1088, 3072, 4096), (16, 576, 6144, 4096), (32, 448, 7168, 5120)]:
+        c = _grouped("contiguous", g * rows, n, k, g)
+        assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
+    for g, rows, n, k in [(12, 1088, 4096, 4096), (16, 576, 3072, 6144), (8, 2112, 28672, 4096)]:
+        assert _grouped("contiguous", g * rows, n, k, g)["block_m"] == 256, (g, rows, n, k)
     # where the cost's 256-row pick is narrower than 128 (one 1024-row group, N = 2048): 128-row tiles, as before
     assert _grouped("ragged", 1024, 2048, 2048, 1)["block_m"] == 128
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "192")  # a forced width over 128 takes 128-row tiles, as before step 12

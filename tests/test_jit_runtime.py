@@ -976,9 +976,10 @@ def test_tune_segments(monkeypatch):
 
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments; below K = 6144 only
-    for outputs over 4 Mi elements per group) and ragged ones over K >= 2048 take 256-row tiles, which measured up to 17% faster than the 128 x 192 / 160 / 128 ones the cost
-    alone picks there (benchmarks/NOTES.md 66, 67); shorter groups and shorter K keep the cost's choice, and a forced
-    BLOCK_M still wins. Rows per group as the host sees them (M / G) in the measured runs."""
+    for outputs over 4 Mi elements per group, NOTES 87) and ragged ones over K >= 2048 take 256-row tiles, which
+    measured up to 17% faster than the 128 x 192 / 160 / 128 ones the cost alone picks there (benchmarks/NOTES.md 66,
+    67); shorter groups and shorter K keep the cost's choice, and a forced BLOCK_M still wins. Rows per group as the
+    host sees them (M / G) in the measured runs."""
     measured = [(8, 1024, 7168, 7168), (8, 512, 7168, 7168), (16, 512, 4096, 7168), (4, 1024, 7168, 4096),
                 (16, 448, 7168, 7168)]
     for grouping in ("contiguous", "ragged"):

@@ -147,15 +147,15 @@
 //    K = 2048, +5.2% at K = 4096, -2.4% at K = 7168. Nor contiguous at K = 2048 (the fixed grid, whose 256-row tiles
 //    straddle experts): +6% to +49%.
 //    Contiguous groups over K < kContiguousTallAnyKBlocks K blocks take 256-row tiles only where a group's output (M /
-//    G x N) exceeds kContiguousTallMinOutput: on an H200 (benchmarks/NOTES.md 87, contiguous groups of 384-2048 rows at
-//    N = 2048 / 4096 / 7168, K = 4096 / 5120 / 7168, and published models' MoE layers, one build, the 256-row pick
-//    against 128-row tiles) the 128-row ones (the cost's 128 x 192 / 160 / 128) ran 0.9-16% faster on 25 of the 28 rows
-//    this bound moves (+0.3%, +0.4%, +3.5% on three), groups of 384-1088 rows at N = 1536-7168, and -2.6% to +4.5% on
-//    larger outputs; 256-row ones ran up to 6.3% faster at K = 7168 and 5-9% on Mixtral's groups of 2048 rows x 28672 /
-//    4096 columns. Held out (NOTES 87): twelve rows -3.5% geometric mean, two slower. A 256-row tile over an odd run of
-//    128-row blocks computes half a tile of padding, a share that shrinks with the group, and small outputs make few
-//    rounds, where the 128-row tiles' finer grain fills the last one better. K from 6144 keeps the 256-row tiles (7168
-//    measured; 6144 interpolated). H100: unmeasured.
+//    G x N, padding included) exceeds kContiguousTallMinOutput. On an H200 (benchmarks/NOTES.md 87: contiguous groups
+//    of 384-2048 rows at N = 2048 / 4096 / 7168 and K = 4096 / 5120 / 7168, and published models' MoE layers; one
+//    build, the 256-row pick against the cost's 128-row tiles, 128 x 192 / 160 / 128) the 128-row ones ran 0.3-16%
+//    faster on 26 of the 30 rows this bound moves (M / G of 464-2026 rows, N = 1536-7168; +0.3%, +0.4%, +2.3%, +3.5% on
+//    four), and -3.8% to +4.5% against 256-row ones on larger outputs there (+5.4% to +9.4% on Mixtral's groups of 2048
+//    rows x 28672 / 4096 columns); at K = 7168 -6.2% to +6.5%. Held out (NOTES 87): twelve rows -3.5% geometric mean,
+//    two slower. A 256-row tile over an odd run of 128-row blocks computes half a tile of padding, a share that shrinks
+//    with the group, and small outputs make few rounds, where the 128-row tiles' finer grain fills the last one better.
+//    K from 6144 keeps the 256-row tiles (7168 measured; 6144 interpolated). H100: unmeasured.
 // 13. C pulled into L2 ahead of the epilogue (fp8_gemm_c_prefetch_supported: a C read by the register epilogue):
 //    every CTA reaches its epilogues at about the same time (the same K per tile), so their C loads otherwise go to
 //    HBM together while the tensor cores wait. The producer prefetches the tile's C block (one tensor prefetch) when

@@ -155,7 +155,8 @@
 //    rows x 28672 / 4096 columns); at K = 7168 -6.2% to +6.5%. Held out (NOTES 87): twelve rows -3.5% geometric mean,
 //    two slower. A 256-row tile over an odd run of 128-row blocks computes half a tile of padding, a share that shrinks
 //    with the group, and small outputs make few rounds, where the 128-row tiles' finer grain fills the last one better.
-//    K from 6144 keeps the 256-row tiles (7168 measured; 6144 interpolated). H100: unmeasured.
+//    K from 6144 keeps the 256-row tiles (7168 measured; at 6144, measured after, 128-row tiles ran -8.3% to +2.8% on
+//    ten small-output rows, -1.2% on average: the transition). H100: unmeasured.
 // 13. C pulled into L2 ahead of the epilogue (fp8_gemm_c_prefetch_supported: a C read by the register epilogue):
 //    every CTA reaches its epilogues at about the same time (the same K per tile), so their C loads otherwise go to
 //    HBM together while the tensor cores wait. The producer prefetches the tile's C block (one tensor prefetch) when

@@ -6,10 +6,4 @@
 build
 layers=(r512n2048=24,12288,2048,6144 r512n3072=24,12288,3072,6144 r768n4096=16,12288,4096,6144
         r384n7168=32,12288,7168,6144 r1024n2048=12,12288,2048,6144)
-for round in 1 2; do
-  for run in default bm128; do
-    env=(); [ $run = bm128 ] && env=(DG_TUNE_BLOCK_M=128)
-    env "${env[@]}" timeout -k 5 100 python benchmarks/experiments/moe_models.py "$run$round" --contiguous-only \
-      "${layers[@]}" 2>&1 | grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/contiguous_k6144.txt"
-  done
-done
+moe_contiguous_rounds contiguous_k6144.txt bm128 DG_TUNE_BLOCK_M=128 "${layers[@]}"

@@ -7,12 +7,6 @@
 build
 layers=(h3584k4=16,10240,3584,4096 h2560k46=12,10752,2560,4608 h2304k5=10,12000,2304,5120 h5120k4=24,10752,5120,4096
         h1024k4=32,12800,1024,4096 qwen235_up)
-for round in 1 2; do
-  for run in default bm256; do
-    env=(); [ $run = bm256 ] && env=(DG_TUNE_BLOCK_M=256)
-    env "${env[@]}" timeout -k 5 150 python benchmarks/experiments/moe_models.py "$run$round" --contiguous-only \
-      "${layers[@]}" 2>&1 | grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/contiguous_small_outputs.txt"
-  done
-done
+moe_contiguous_rounds contiguous_small_outputs.txt bm256 DG_TUNE_BLOCK_M=256 "${layers[@]}"
 timeout -k 5 300 python -m pytest -q tests/test_gpu_grouped.py -k contiguous -p no:cacheprovider \
   >"$OUT/test_gpu_grouped_contiguous.txt" 2>&1; tail -3 "$OUT/test_gpu_grouped_contiguous.txt"

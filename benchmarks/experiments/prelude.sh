@@ -21,3 +21,18 @@ ab() {
     done
   done
 }
+# `moe_contiguous_rounds LOG LABEL SETTING LAYER...`: moe_models.py's contiguous rows of the layers (name=G,R,N,K),
+# two rounds, alternating the default with the environment SETTING (e.g. DG_TUNE_BLOCK_M=128) run as LABEL; lines
+# appended to $OUT/LOG.
+moe_contiguous_rounds() {
+  local log=$1 label=$2 setting=$3 round run
+  shift 3
+  for round in 1 2; do
+    for run in default "$label"; do
+      local env=()
+      [ "$run" = "$label" ] && env=("$setting")
+      env "${env[@]}" timeout -k 5 150 python benchmarks/experiments/moe_models.py "$run$round" --contiguous-only "$@" \
+        2>&1 | grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/$log"
+    done
+  done
+}

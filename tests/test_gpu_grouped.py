@@ -150,6 +150,14 @@ def test_contiguous_nan_in_padding_rows_stays_out():
 
 # ---------------------------------------------------------------------------------------------------- ragged
 
+def _small_sizes(seed, g, low, high, at):
+    """g group sizes (or masks) drawn from [low, high), then the values `at` ({index: value}) put in."""
+    sizes = [int(v) for v in np.random.default_rng(seed).integers(low, high, g)]
+    for i, v in at.items():
+        sizes[i] = v
+    return sizes
+
+
 RAGGED = {
     # name: (M, N, K, sizes)
     "skewed_and_empty": (600, 130, 200, [0, 500, 0, 37, 1, 0, 62, 0]),
@@ -162,6 +170,10 @@ RAGGED = {
     "all_empty": (130, 130, 200, [0, 0, -1]),
     "300_groups": (700, 128, 256, list(np.random.default_rng(3).integers(0, 4, 300))),
     "single_group_all_rows": (1000, 520, 1000, [1000]),
+    # ~1000 tiles over 200 small groups and the tail: a CTA's next tile lies ~25 groups on, so the tile walk reads
+    # the sizes 32 at a time across window edges (fp8_gemm_tiles.cuh, seek_group), through negative, INT32_MIN and
+    # (last) INT32_MAX sizes
+    "200_groups_walked_in_windows": (3000, 640, 256, _small_sizes(5, 200, -3, 25, {50: INT32_MIN, 190: INT32_MAX})),
     # rows crossing 32-byte sectors (K % 32 != 0) in 128-row tiles over two waves: clusters of 2 by default
     # (heuristics.cc, step 5)
     "rows_crossing_sectors": (2048, 1792, 2000, [200, 64, 128, 0, 150, 100, 128, 90, 110, 128, 140, 60, 128, 256,
@@ -232,6 +244,8 @@ MASKED = {
     "small_m_many_groups": (16, 40, 128, 128, list(range(0, 48, 3)), 20),
     "expected_m_1": (3, 512, 384, 640, [500, 12, 512], 1),
     "all_zero": (2, 128, 128, 128, [0, 0], 64),
+    # 96 groups of 8 tiles: a CTA's next tile lies ~16 groups on (the walk reads the masks 32 at a time)
+    "96_groups_walked_in_windows": (96, 64, 1024, 256, _small_sizes(6, 96, -10, 80, {40: INT32_MAX}), 32),
     # groups expected to fill two 256-row tiles over 32 K blocks: the model's 256 x 128 tiles with the tail split
     # (few tiles: every one split over a pair of CTAs)
     "tall_tiles": (2, 1024, 256, 4096, [1000, 517], 600),

@@ -128,7 +128,8 @@ def test_contiguous(config, capfd, name):
     _check_config(capfd, "m_grouped_contiguous", config)
 
 
-@pytest.mark.parametrize("name", ["skewed_and_empty", "sizes_1_to_300", "sum_overflows_int32"])
+@pytest.mark.parametrize("name", ["skewed_and_empty", "sizes_1_to_300", "sum_overflows_int32",
+                                  "200_groups_walked_in_windows"])
 def test_ragged(config, capfd, name):
     grouped.test_ragged(name)
     _check_config(capfd, "grouped_ragged", config)
@@ -139,7 +140,7 @@ def test_ragged_per_row_scales(config, capfd):
     _check_config(capfd, "grouped_ragged", config)
 
 
-@pytest.mark.parametrize("name", ["m_not_multiple_of_block", "expected_m_1"])
+@pytest.mark.parametrize("name", ["m_not_multiple_of_block", "expected_m_1", "96_groups_walked_in_windows"])
 def test_masked(config, capfd, name):
     grouped.test_masked(name)
     _check_config(capfd, "m_grouped_masked", config)

@@ -4,8 +4,16 @@
 # call each (10 minutes):
 #   bash benchmarks/experiments/ragged_walk.sh tests   test_gpu_grouped.py with the new walk, then moe_models.py's
 #                                                      small-group layers and masked decode layers, one round per side
-#   bash benchmarks/experiments/ragged_walk.sh rows    a second round of those, then grouped_rows.py's contiguous
-#                                                      (with ragged) and masked table rows, one round per side
+#   bash benchmarks/experiments/ragged_walk.sh rows    test_gpu_configs.py's walks in windows (every configuration
+#                                                      kind), a second round of the layers, then grouped_rows.py's
+#                                                      contiguous (with ragged) and masked table rows, one round each
+#   bash benchmarks/experiments/ragged_walk.sh masked  grouped_rows.py's masked table rows, three rounds per side
+#   bash benchmarks/experiments/ragged_walk.sh variants  four sides on the layers that moved: the tree's walk (new:
+#                                                      the rows' running sums, then the tiles'), the two sums side by
+#                                                      side (ragged_walk_sums_side_by_side.patch; it ran as the tree,
+#                                                      and the tree's walk as a patch), the consumers walking one group
+#                                                      at a time and only the producer by windows
+#                                                      (ragged_walk_consumers_sequential.patch), and old
 # Contiguous rows do not walk groups: controls. Predicted before the first run, from the groups a CTA crosses per tile
 # at ~300-500 cycles each: ragged Qwen3-30B up / down (128 groups, ~6-8 crossed) 5-12% faster, DeepSeek-V3 at 4k
 # tokens 1-3%, gpt-oss 1-2%, Mixtral none; masked decode Qwen3-30B (128 groups of 12 tiles) ~10%, DeepSeek-V3 1-4%,
@@ -26,8 +34,23 @@ case $stage in
     ab_rows 1 "" 280 moe_models.py round1 "${LAYERS[@]}" | tee -a "$OUT/moe_rows.txt"
     ;;
   rows)
+    ab_use new
+    JDG_TEST_LIMIT=200 ab_tests configs_new tests/test_gpu_configs.py -k walked_in_windows
     ab_rows 1 "" 280 moe_models.py round2 "${LAYERS[@]}" | tee -a "$OUT/moe_rows.txt"
     ab_rows 1 1 200 grouped_rows.py contiguous masked | tee -a "$OUT/table_rows.txt"
+    ;;
+  masked)
+    ab_rows 3 1 150 grouped_rows.py masked | tee -a "$OUT/masked_rows.txt"
+    ;;
+  variants)
+    side_patched() {  # name, patch: the tree's headers with the patch
+      ab_use new && git apply "benchmarks/experiments/$2" && rm -rf "/tmp/ab_$1_cuda" && cp -r cuda "/tmp/ab_$1_cuda"
+      ab_use new
+    }
+    side_patched sums ragged_walk_sums_side_by_side.patch && side_patched seq ragged_walk_consumers_sequential.patch ||
+      exit 1
+    AB_SIDES="sums new seq old" ab_rows 1 "" 280 moe_models.py variants qwen30_up qwen30_down dsv3_down_4k \
+      gptoss_down dsv3_up_dec dsv3_down_dec qwen30_up_dec gptoss_up_dec --masked | tee -a "$OUT/variants.txt"
     ;;
   *) echo "unknown stage $stage"; exit 2 ;;
 esac

@@ -191,6 +191,68 @@ struct TileScheduler {
     }
   }
 
+  // Ragged, masked: moves the cursor to the group that holds tile t (t >= the cursor's first tile), or returns false
+  // when t is past the last group's tiles. Warp-collective: the groups after the cursor's are read 32 at a time (lane
+  // j reads the window's group j), so that crossing many small groups costs one memory round trip per 32 groups, not
+  // one per group: a CTA's next tile is a grid of tiles on, which on 128 groups of ~256 rows is 6-8 groups, and the
+  // consumers walk between their tiles. Ragged rows are each group's max(size, 0) cut at what is left of M (the tail
+  // segment, group G, takes all of it), so the window's running sums saturate at M - start: values <= that bound
+  // < 2^31 add in 32 unsigned bits without overflow, and a saturated running sum is exactly the clamped one. Tile
+  // sums stay below the problem's tile count (< 2^31, checked by the host).
+  __device__ __forceinline__ bool seek_group(int t, const Fp8GemmArgs& args) {
+    constexpr bool kRagged = kMode == kFp8GemmRagged;
+    const int last_group = kRagged ? args.num_groups : args.num_groups - 1;  // ragged: the tail segment too
+    if (group > last_group) return false;
+    const int count = m_blocks_of(rows) * kNumTileCols;
+    if (t < first_tile + count) return true;
+    first_tile += count;
+    if (kRagged) start += rows;  // <= M
+    const int lane = static_cast<int>(ptx::lane_id());
+    for (int window = group + 1;;) {  // the first group of 32 read together
+      if (window > last_group) {
+        group = last_group + 1;  // <= G + 1 < 2^31 (checked by the host)
+        return false;
+      }
+      const bool in_range = lane <= last_group - window;  // window + lane <= last_group, without overflow
+      const unsigned int cap = static_cast<unsigned int>(kRagged ? args.m - start : args.group_m);
+      unsigned int rows_to_end = 0;  // this lane's group's rows; ragged: then those of the window up to its end
+      if (in_range) {
+        const int g = window + lane;
+        const int size = kRagged && g == args.num_groups ? args.m : ptx::ldg_s32(args.groups + g);
+        rows_to_end = size <= 0 ? 0u : (static_cast<unsigned int>(size) < cap ? static_cast<unsigned int>(size) : cap);
+      }
+      if constexpr (kRagged) {
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+          const unsigned int before = ptx::shfl_up_u32(rows_to_end, d);
+          if (lane >= d) rows_to_end = before + rows_to_end < cap ? before + rows_to_end : cap;
+        }
+      }
+      unsigned int rows_before = kRagged ? ptx::shfl_up_u32(rows_to_end, 1) : 0u;  // (every lane shuffles)
+      if (lane == 0) rows_before = 0;
+      const int my_rows = static_cast<int>(rows_to_end - rows_before);
+      const int my_tiles = m_blocks_of(my_rows) * kNumTileCols;
+      int tiles_to_end = my_tiles;  // the window's tiles up to and including this lane's group
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int before = static_cast<int>(ptx::shfl_up_u32(static_cast<unsigned int>(tiles_to_end), d));
+        if (lane >= d) tiles_to_end += before;
+      }
+      const unsigned int holds = ptx::ballot(in_range && t < first_tile + tiles_to_end);
+      if (holds != 0) {
+        const int j = __ffs(holds) - 1;
+        group = window + j;
+        rows = ptx::shfl_s32(my_rows, j);
+        first_tile += ptx::shfl_s32(tiles_to_end - my_tiles, j);
+        if (kRagged) start += ptx::shfl_s32(static_cast<int>(rows_before), j);
+        return true;
+      }
+      first_tile += ptx::shfl_s32(tiles_to_end, 31);
+      if (kRagged) start += ptx::shfl_s32(static_cast<int>(rows_to_end), 31);
+      window = last_group - window < 32 ? last_group + 1 : window + 32;  // without overflow
+    }
+  }
+
   // Tile t, or false when t is past the last tile.
   __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
     tile.part = -1;
@@ -217,15 +279,17 @@ struct TileScheduler {
     }
     int num_m_blocks, local = t, base_row = 0;
     if constexpr (kWalksGroups || kContiguousSegments) {
-      constexpr int kLastGroupOffset = kMode == kFp8GemmRagged ? 0 : -1;  // ragged walks G + 1 segments
-      for (;;) {
-        if (kContiguousSegments ? start >= args.m : group > args.num_groups + kLastGroupOffset) return false;
-        const int count = m_blocks_of(rows) * kNumTileCols;
-        if (t < first_tile + count) break;
-        first_tile += count;
-        start += rows;  // ragged, contiguous segments: <= M
-        ++group;
-        rows = group_rows(args);
+      if constexpr (kWalksGroups) {
+        if (!seek_group(t, args)) return false;
+      } else {
+        for (;;) {
+          if (start >= args.m) return false;
+          const int count = m_blocks_of(rows) * kNumTileCols;
+          if (t < first_tile + count) break;
+          first_tile += count;
+          start += rows;  // <= M
+          rows = group_rows(args);
+        }
       }
       num_m_blocks = m_blocks_of(rows);
       local = t - first_tile;

@@ -49,6 +49,28 @@ __device__ __forceinline__ float shfl_f32(float v, int src) {
   return r;
 }
 
+__device__ __forceinline__ int shfl_s32(int v, int src) {
+  int r;
+  asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(src));
+  return r;
+}
+
+// Lane (this lane - delta)'s value; lanes below delta get their own.
+__device__ __forceinline__ unsigned int shfl_up_u32(unsigned int v, int delta) {
+  unsigned int r;
+  asm volatile("shfl.sync.up.b32 %0, %1, %2, 0, 0xffffffff;" : "=r"(r) : "r"(v), "r"(delta));
+  return r;
+}
+
+// Bit l set where lane l's predicate holds (the warp must be converged).
+__device__ __forceinline__ unsigned int ballot(bool p) {
+  unsigned int r;
+  asm volatile("{\n.reg .pred p;\nsetp.ne.u32 p, %1, 0;\nvote.sync.ballot.b32 %0, p, 0xffffffff;\n}\n"
+               : "=r"(r)
+               : "r"(static_cast<unsigned int>(p)));
+  return r;
+}
+
 // Lane (this lane ^ lane_mask)'s value, for every lane of the (converged) warp.
 __device__ __forceinline__ float shfl_xor_f32(float v, int lane_mask) {
   float r;

@@ -8,6 +8,9 @@
 #                                                      kind), a second round of the layers, then grouped_rows.py's
 #                                                      contiguous (with ragged) and masked table rows, one round each
 #   bash benchmarks/experiments/ragged_walk.sh masked  grouped_rows.py's masked table rows, three rounds per side
+#   bash benchmarks/experiments/ragged_walk.sh first   the tree against one group crossed by a plain load before the
+#                                                      windows (ragged_walk_one_group_first.patch) and old, on the
+#                                                      layers that moved most (Qwen3-235B down, Qwen3-30B up, its decode)
 #   bash benchmarks/experiments/ragged_walk.sh variants  four sides on the layers that moved: the tree's walk (new:
 #                                                      the rows' running sums, then the tiles'), the two sums side by
 #                                                      side (ragged_walk_sums_side_by_side.patch; it ran as the tree,
@@ -41,6 +44,13 @@ case $stage in
     ;;
   masked)
     ab_rows 3 1 150 grouped_rows.py masked | tee -a "$OUT/masked_rows.txt"
+    ;;
+  first)
+    ab_use new && git apply benchmarks/experiments/ragged_walk_one_group_first.patch && rm -rf /tmp/ab_first_cuda &&
+      cp -r cuda /tmp/ab_first_cuda || exit 1
+    ab_use new
+    AB_SIDES="new first old" ab_rows 1 "" 150 moe_models.py first qwen235_down qwen30_up qwen30_up_dec --masked |
+      grep -v contiguous | tee -a "$OUT/first.txt"
     ;;
   variants)
     side_patched() {  # name, patch: the tree's headers with the patch

@@ -17,7 +17,8 @@
 #                                                      and the tree's walk as a patch), the consumers walking one group
 #                                                      at a time and only the producer by windows
 #                                                      (ragged_walk_consumers_sequential.patch), and old
-# Contiguous rows do not walk groups: controls. Predicted before the first run, from the groups a CTA crosses per tile
+# The patches apply to f7ad7da's headers, where these stages ran (the tree since has ragged_walk_one_group_first.patch,
+# and `first` no longer applies). Contiguous rows do not walk groups: controls. Predicted before the first run, from the groups a CTA crosses per tile
 # at ~300-500 cycles each: ragged Qwen3-30B up / down (128 groups, ~6-8 crossed) 5-12% faster, DeepSeek-V3 at 4k
 # tokens 1-3%, gpt-oss 1-2%, Mixtral none; masked decode Qwen3-30B (128 groups of 12 tiles) ~10%, DeepSeek-V3 1-4%,
 # the table's rows (4-8 groups) under 1%.

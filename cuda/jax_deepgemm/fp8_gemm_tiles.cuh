@@ -192,21 +192,28 @@ struct TileScheduler {
   }
 
   // Ragged, masked: moves the cursor to the group that holds tile t (t >= the cursor's first tile), or returns false
-  // when t is past the last group's tiles. Warp-collective: the groups after the cursor's are read 32 at a time (lane
-  // j reads the window's group j), so that crossing many small groups costs one memory round trip per 32 groups, not
-  // one per group: a CTA's next tile is a grid of tiles on, which on 128 groups of ~256 rows is 6-8 groups, and the
-  // consumers walk between their tiles. Ragged rows are each group's max(size, 0) cut at what is left of M (the tail
-  // segment, group G, takes all of it), so the window's running sums saturate at M - start: values <= that bound
-  // < 2^31 add in 32 unsigned bits without overflow, and a saturated running sum is exactly the clamped one. Tile
-  // sums stay below the problem's tile count (< 2^31, checked by the host).
+  // when t is past the last group's tiles. The next group is read alone (where groups hold many tiles a CTA's next
+  // tile is at most one group on, and one load costs least: NOTES 88); past it, the groups are read 32 at a time
+  // (warp-collective: lane j reads the window's group j), so that crossing many small groups costs one memory round
+  // trip per 32 groups, not one per group: a CTA's next tile is a grid of tiles on, which on 128 groups of ~256 rows
+  // is 6-8 groups, and the consumers walk between their tiles. Ragged rows are each group's max(size, 0) cut at
+  // what is left of M (the tail segment, group G, takes all of it), so the window's running sums saturate at
+  // M - start: values <= that bound < 2^31 add in 32 unsigned bits without overflow, and a saturated running sum is
+  // exactly the clamped one. Tile sums stay below the problem's tile count (< 2^31, checked by the host).
   __device__ __forceinline__ bool seek_group(int t, const Fp8GemmArgs& args) {
     constexpr bool kRagged = kMode == kFp8GemmRagged;
     const int last_group = kRagged ? args.num_groups : args.num_groups - 1;  // ragged: the tail segment too
-    if (group > last_group) return false;
-    const int count = m_blocks_of(rows) * kNumTileCols;
-    if (t < first_tile + count) return true;
-    first_tile += count;
-    if (kRagged) start += rows;  // <= M
+    for (int step = 0; step < 2; ++step) {  // the cursor's group, then the next one
+      if (group > last_group) return false;
+      const int count = m_blocks_of(rows) * kNumTileCols;
+      if (t < first_tile + count) return true;
+      first_tile += count;
+      if (kRagged) start += rows;  // <= M
+      if (step == 0) {
+        ++group;
+        rows = group_rows(args);
+      }
+    }
     const int lane = static_cast<int>(ptx::lane_id());
     for (int window = group + 1;;) {  // the first group of 32 read together
       if (window > last_group) {

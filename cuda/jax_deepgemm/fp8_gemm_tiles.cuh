@@ -59,14 +59,15 @@ __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
 
 // Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
-// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA). Contiguous with
-// 256-row tiles and JDG_CONTIGUOUS_SEGMENTS (the host's choice over long K, heuristics.cc step 11): the same walk over
-// segments, the runs of 128-row blocks whose first rows have the same expert id. A fixed grid of 256-row tiles puts
-// every expert boundary that is not a multiple of 256 inside a tile, which then takes two passes (first_pass) with
-// one warpgroup idle in each; a static round robin makes the CTAs holding such tiles the kernel's critical path (one
-// more K loop: +3.4-3.9% on a 4-group draw, NOTES 63). A segment's tiles start at its first row, like a ragged
-// group's, and its last one may own only 128 rows. Any ids are still fine: a tile's passes come from its own rows'
-// ids, the keys only place the tiles (and every row of [0, M) is some tile's own).
+// keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA), 32 at a time where
+// it passes more than one group between tiles (seek_group). Contiguous with 256-row tiles and JDG_CONTIGUOUS_SEGMENTS
+// (the host's choice over long K, heuristics.cc step 11): the same walk over segments, the runs of 128-row blocks whose
+// first rows have the same expert id. A fixed grid of 256-row tiles puts every expert boundary that is not a multiple
+// of 256 inside a tile, which then takes two passes (first_pass) with one warpgroup idle in each; a static round robin
+// makes the CTAs holding such tiles the kernel's critical path (one more K loop: +3.4-3.9% on a 4-group draw,
+// NOTES 63). A segment's tiles start at its first row, like a ragged group's, and its last one may own only 128 rows.
+// Any ids are still fine: a tile's passes come from its own rows' ids, the keys only place the tiles (and every row of
+// [0, M) is some tile's own).
 struct TileScheduler {
   int rank = 0;                 // the CTA's rank in its multicast pair (0 without one)
   int part = 0;                 // split K: the CTA's run of each tile's K blocks (its rank in the cluster)

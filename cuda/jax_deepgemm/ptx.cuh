@@ -49,6 +49,7 @@ __device__ __forceinline__ float shfl_f32(float v, int src) {
   return r;
 }
 
+// The same for an int.
 __device__ __forceinline__ int shfl_s32(int v, int src) {
   int r;
   asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(src));

@@ -1,0 +1,129 @@
+"""A model of the ragged and masked tile walk (fp8_gemm_tiles.cuh, TileScheduler::seek_group) against the
+plain walk it replaced (one group per step), on random hostile group sizes: both must leave the cursor (group, first
+row, rows, first tile) in the same state for every tile a CTA visits. The warp's 32 lanes are lists here; the
+shuffles are index shifts, the saturating running sums are the kernel's. No GPU needed (NOTES 88).
+
+    python3 benchmarks/experiments/walk_model.py [trials]
+"""
+
+import random
+import sys
+
+BLOCK_M, TILE_COLS = 128, 3
+INT32_MAX, INT32_MIN = 2**31 - 1, -2**31
+
+
+def m_blocks(rows):
+    return -(-rows // BLOCK_M)
+
+
+class Walk:
+    """The cursor: its group, first row (ragged), rows and first tile."""
+
+    def __init__(self, sizes, m, group_m, ragged):
+        self.sizes, self.m, self.group_m, self.ragged = sizes, m, group_m, ragged
+        self.last = len(sizes) if ragged else len(sizes) - 1  # ragged: the tail segment too
+        self.group, self.start, self.first = 0, 0, 0
+        self.rows = self.group_rows()
+
+    def group_rows(self):
+        g, big = self.group, len(self.sizes)
+        if self.ragged:
+            left = self.m - self.start
+            return left if g >= big else max(0, min(self.sizes[g], left))
+        return 0 if g >= big else max(0, min(self.sizes[g], self.group_m))
+
+    def state(self):  # a masked group's first row is group * group_m: `start` counts for ragged only
+        return self.group, self.start if self.ragged else 0, self.rows, self.first
+
+    def plain(self, t):
+        """The walk before NOTES 88: one group per step."""
+        while True:
+            if self.group > self.last:
+                return False
+            count = m_blocks(self.rows) * TILE_COLS
+            if t < self.first + count:
+                return True
+            self.first += count
+            self.start += self.rows
+            self.group += 1
+            self.rows = self.group_rows()
+
+    def seek(self, t):
+        """seek_group: the cursor's group and the next one alone, then windows of 32 groups."""
+        for step in range(2):
+            if self.group > self.last:
+                return False
+            count = m_blocks(self.rows) * TILE_COLS
+            if t < self.first + count:
+                return True
+            self.first += count
+            if self.ragged:
+                self.start += self.rows
+            if step == 0:
+                self.group += 1
+                self.rows = self.group_rows()
+        window = self.group + 1
+        while True:
+            if window > self.last:
+                self.group = self.last + 1
+                return False
+            cap = self.m - self.start if self.ragged else self.group_m
+            own = []
+            for lane in range(32):
+                g = window + lane
+                if g > self.last:
+                    own.append(0)
+                else:
+                    size = self.m if self.ragged and g == len(self.sizes) else self.sizes[g]
+                    own.append(max(0, min(size, cap)))
+            to_end = own[:]
+            if self.ragged:
+                for d in (1, 2, 4, 8, 16):  # saturating running sums, as the shuffles form them
+                    to_end = [min(to_end[i - d] + to_end[i], cap) if i >= d else to_end[i] for i in range(32)]
+            before = [0] + to_end[:31] if self.ragged else [0] * 32
+            my_rows = [e - b for e, b in zip(to_end, before)]
+            my_tiles = [m_blocks(r) * TILE_COLS for r in my_rows]
+            tiles_to_end = my_tiles[:]
+            for d in (1, 2, 4, 8, 16):
+                tiles_to_end = [tiles_to_end[i - d] + tiles_to_end[i] if i >= d else tiles_to_end[i] for i in range(32)]
+            assert all(x < 2**31 for x in tiles_to_end), "a tile sum overflows int32"
+            holds = [j for j in range(32) if window + j <= self.last and t < self.first + tiles_to_end[j]]
+            if holds:
+                j = holds[0]
+                self.group, self.rows = window + j, my_rows[j]
+                self.first += tiles_to_end[j] - my_tiles[j]
+                if self.ragged:
+                    self.start += before[j]
+                return True
+            self.first += tiles_to_end[31]
+            if self.ragged:
+                self.start += to_end[31]
+            window = self.last + 1 if self.last - window < 32 else window + 32
+
+
+def hostile_sizes(rng, g, m):
+    if rng.random() < 0.3:
+        return [rng.choice([rng.randint(-5, 300), rng.randint(0, 3), 0, INT32_MAX, INT32_MIN, rng.randint(0, 1000)])
+                for _ in range(g)]
+    return [rng.randint(0, 2 * m // g + 1) for _ in range(g)]
+
+
+def main(trials):
+    rng = random.Random(1)
+    for trial in range(trials):
+        g, m, group_m, ragged = rng.randint(1, 150), rng.randint(1, 4000), rng.randint(1, 500), rng.random() < 0.6
+        sizes = hostile_sizes(rng, g, m)
+        stride = rng.randint(1, 140)  # the grid: a CTA's next tile is this many on
+        plain, seek = Walk(sizes, m, group_m, ragged), Walk(sizes, m, group_m, ragged)
+        for t in range(rng.randrange(stride), stride * 200, stride):
+            found = plain.plain(t)
+            assert seek.seek(t) == found, (trial, t)
+            if not found:
+                break
+            assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
+    print(f"{trials} draws: the walks agree")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3000)

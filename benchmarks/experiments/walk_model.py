@@ -36,33 +36,35 @@ class Walk:
     def state(self):  # a masked group's first row is group * group_m: `start` counts for ragged only
         return self.group, self.start if self.ragged else 0, self.rows, self.first
 
+    def past_cursor(self, t):
+        """True if the cursor's group holds tile t, False past the last group, else None after moving past it (its
+        first row and tile; the kernel moves `start` for ragged only, which is all that reads it)."""
+        if self.group > self.last:
+            return False
+        count = m_blocks(self.rows) * TILE_COLS
+        if t < self.first + count:
+            return True
+        self.first += count
+        self.start += self.rows
+        return None
+
+    def next_group(self):
+        self.group += 1
+        self.rows = self.group_rows()
+
     def plain(self, t):
         """The walk before NOTES 88: one group per step."""
-        while True:
-            if self.group > self.last:
-                return False
-            count = m_blocks(self.rows) * TILE_COLS
-            if t < self.first + count:
-                return True
-            self.first += count
-            self.start += self.rows
-            self.group += 1
-            self.rows = self.group_rows()
+        while (found := self.past_cursor(t)) is None:
+            self.next_group()
+        return found
 
     def seek(self, t):
         """seek_group: the cursor's group and the next one alone, then windows of 32 groups."""
         for step in range(2):
-            if self.group > self.last:
-                return False
-            count = m_blocks(self.rows) * TILE_COLS
-            if t < self.first + count:
-                return True
-            self.first += count
-            if self.ragged:
-                self.start += self.rows
+            if (found := self.past_cursor(t)) is not None:
+                return found
             if step == 0:
-                self.group += 1
-                self.rows = self.group_rows()
+                self.next_group()
         window = self.group + 1
         while True:
             if window > self.last:

@@ -4,7 +4,7 @@ multiple of 128? Kernel time only (bench.profile: L2 flushed, median of 20); one
 DG_TUNE_* setting (the knobs are read when a kernel is configured) and compare the lines by label.
 
     DG_TUNE_BLOCK_M=128 python benchmarks/experiments/moe_models.py bm128 [--baseline] [--masked] [--even]
-        [--contiguous-only] [name ...]
+        [--contiguous-only | --ragged-only] [name ...]
     python benchmarks/experiments/moe_models.py default n3072=16,8192,3072,4096   # another layer: name=G,R,N,K
 
 Each layer is (local experts G, rows routed to them R, N, K) as one GPU holds it:
@@ -66,7 +66,7 @@ def line(label, name, draw, op, us, flops, cfg, extra=""):
           flush=True)
 
 
-def m_grouped(label, name, draw, g, rows, n, k, rng, baseline, contiguous_only=False):
+def m_grouped(label, name, draw, g, rows, n, k, rng, baseline, only=None):
     sizes = group_sizes(draw, g, rows, rng)
     padded = [-(-r // 128) * 128 for r in sizes]
     ids = np.concatenate([np.r_[np.full(r, e), np.full(p - r, -1)] for e, (r, p) in enumerate(zip(sizes, padded))])
@@ -77,9 +77,10 @@ def m_grouped(label, name, draw, g, rows, n, k, rng, baseline, contiguous_only=F
     b = jax.jit(jax.vmap(per_block_cast_to_fp8))(w)
     flops = 2.0 * valid * n * k
     spread = f"  rows {min(sizes)}-{max(sizes)}"
-    us = bg._timed(m_grouped_fp8_gemm_nt_contiguous, (a, b, jnp.asarray(ids, jnp.int32)), ITERS)["us"]
-    line(label, name, draw, "contiguous", us, flops, config(sum(padded), n, k, "contiguous", g), spread)
-    if contiguous_only:
+    if only != "ragged":
+        us = bg._timed(m_grouped_fp8_gemm_nt_contiguous, (a, b, jnp.asarray(ids, jnp.int32)), ITERS)["us"]
+        line(label, name, draw, "contiguous", us, flops, config(sum(padded), n, k, "contiguous", g), spread)
+    if only == "contiguous":
         return
     a_valid = (a[0][:valid], a[1][:valid])
     us = bg._timed(fp8_grouped_gemm_nt, (a_valid, b, jnp.asarray(sizes, jnp.int32)), ITERS)["us"]
@@ -105,6 +106,7 @@ def main(argv):
     label, rest = argv[0], argv[1:]
     baseline, with_masked = "--baseline" in rest, "--masked" in rest
     draws = ("even",) if "--even" in rest else ("even", "skewed")
+    only = "contiguous" if "--contiguous-only" in rest else "ragged" if "--ragged-only" in rest else None
     names = [a for a in rest if not a.startswith("--")]
     for shape in [a for a in names if "=" in a]:  # ad-hoc layers: name=G,R,N,K
         LAYERS[shape.split("=")[0]] = tuple(int(v) for v in shape.split("=")[1].split(","))
@@ -113,8 +115,7 @@ def main(argv):
         if names and name not in names:
             continue
         for seed, draw in enumerate(draws):
-            m_grouped(label, name, draw, g, rows, n, k, np.random.default_rng(seed), baseline,
-                      "--contiguous-only" in rest)
+            m_grouped(label, name, draw, g, rows, n, k, np.random.default_rng(seed), baseline, only)
     if with_masked:
         for name, (g, expected, n, k) in MASKED.items():
             if not names or name in names:

@@ -62,6 +62,17 @@ def _runs(*runs, pad=0):
     return np.asarray([e for e, r in runs for _ in range(r)] + [-1] * pad, np.int32)
 
 
+def _short_runs(m, g, seed):
+    """Runs of 128-row blocks of one id each, 1-3 blocks long, ids in [-1, g] or INT32_MAX, a run of 64 rows now and
+    then (ids changing inside a block)."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    while sum(r for _, r in runs) < m:
+        expert = int(rng.choice([rng.integers(-1, g + 1), INT32_MAX]))
+        runs.append((expert, 64 if rng.random() < 0.1 else 128 * int(rng.integers(1, 4))))
+    return _runs(*runs)[:m]
+
+
 def _garbage_ids(m, g, seed):
     """Random 32-bit ids (nearly all invalid), with a few valid ones sprinkled in."""
     rng = np.random.default_rng(seed)
@@ -93,6 +104,9 @@ CONTIGUOUS = {
     # K = 4096: the heuristics' own 256-row tiles walk the segments (heuristics.cc, step 11), of 3, 5, 2 and 2 blocks,
     # the last one's id out of range
     "long_k_segments": (1536, 3, 256, 4096, _runs((2, 300), (-1, 84), (0, 640), (1, 200), (-1, 56), (7, 256))),
+    # 300 blocks in runs of 1-3 with ids in and out of range, N = 256 (two tiles per segment row): a CTA's next tile
+    # is ~60 segments on, so 256-row tiles walking segments read their keys in several windows of 32 blocks
+    "many_short_segments": (300 * 128 - 50, 9, 256, 256, _short_runs(300 * 128 - 50, 9, seed=3)),
     # rows crossing 32-byte sectors (K % 32 != 0) in 128-row tiles over two waves: clusters of 2 by default
     # (heuristics.cc, step 5)
     "rows_crossing_sectors": (2048, 8, 2048, 2000, _runs((0, 384), (1, 128), (-1, 128), (2, 256), (3, 256), (4, 128),

@@ -1,7 +1,8 @@
 """A model of the ragged and masked tile walk (fp8_gemm_tiles.cuh, TileScheduler::seek_group) against the
-plain walk it replaced (one group per step), on random hostile group sizes: both must leave the cursor (group, first
-row, rows, first tile) in the same state for every tile a CTA visits. The warp's 32 lanes are lists here; the
-shuffles are index shifts, the saturating running sums are the kernel's. No GPU needed (NOTES 88).
+plain walk it replaced (one group per step), on random hostile group sizes, and of the contiguous segments' walk
+(seek_segment) against one segment per step, on random expert ids: both must leave the cursor (group, first row,
+rows, first tile) in the same state for every tile a CTA visits. The warp's 32 lanes are lists here; the shuffles
+are index shifts, the saturating running sums are the kernel's, ballots are bit masks. No GPU needed (NOTES 88, 89).
 
     python3 benchmarks/experiments/walk_model.py [trials]
 """
@@ -104,6 +105,71 @@ class Walk:
             window = self.last + 1 if self.last - window < 32 else window + 32
 
 
+SEGMENT_ROWS, SEGMENT_TILE_BLOCKS = 128, 2  # contiguous segments: 128-row blocks, 256-row tiles
+
+
+class SegmentWalk:
+    """The contiguous cursor: its segment's first row, rows and first tile; keys[b] is block b's expert id (-1 if
+    not one), the runs of equal keys are the segments."""
+
+    def __init__(self, keys, m):
+        self.keys, self.m, self.blocks = keys, m, len(keys)
+        self.start, self.first = 0, 0
+        self.rows = self.group_rows()
+
+    def group_rows(self):
+        if self.start >= self.m:
+            return 0
+        b = self.start // SEGMENT_ROWS + 1
+        while b < self.blocks and self.keys[b] == self.keys[self.start // SEGMENT_ROWS]:
+            b += 1
+        return min(b * SEGMENT_ROWS, self.m) - self.start
+
+    def state(self):
+        return self.start, self.rows, self.first
+
+    def past_cursor(self, t):
+        if self.start >= self.m:
+            return False
+        count = -(-self.rows // (SEGMENT_ROWS * SEGMENT_TILE_BLOCKS)) * TILE_COLS
+        if t < self.first + count:
+            return True
+        self.first += count
+        self.start += self.rows
+        return None if self.start < self.m else False
+
+    def plain(self, t):
+        """One segment per step (group_rows' rounds), the walk before NOTES 89."""
+        while (found := self.past_cursor(t)) is None:
+            self.rows = self.group_rows()
+        return found
+
+    def seek(self, t):
+        """seek_segment: past the cursor's segment, the next 32 blocks' keys at once."""
+        while True:
+            if (found := self.past_cursor(t)) is not None:
+                return found
+            first = self.start // SEGMENT_ROWS
+            real = [lane < self.blocks - first for lane in range(32)]
+            key = [self.keys[first + lane] if real[lane] else -2 for lane in range(32)]
+            opens = [lane == 0 or key[lane] != key[lane - 1] for lane in range(32)]
+            my_first = [max(j for j in range(lane + 1) if opens[j]) for lane in range(32)]
+            starts = [real[lane] and (lane - my_first[lane]) % SEGMENT_TILE_BLOCKS == 0 for lane in range(32)]
+            wanted = (t - self.first) // TILE_COLS
+            if wanted < sum(starts):
+                j = [lane for lane in range(32) if starts[lane] and sum(starts[:lane]) == wanted][0]
+                s = my_first[j]
+            elif self.blocks - first <= 32:
+                self.start = self.m
+                return False
+            else:
+                s = max(j for j in range(32) if opens[j])
+            self.first += TILE_COLS * sum(starts[:s])
+            self.start = (first + s) * SEGMENT_ROWS
+            later = [j for j in range(s + 1, 32) if opens[j]]
+            self.rows = min((first + later[0]) * SEGMENT_ROWS, self.m) - self.start if later else self.group_rows()
+
+
 def hostile_sizes(rng, g, m):
     if rng.random() < 0.3:
         return [rng.choice([rng.randint(-5, 300), rng.randint(0, 3), 0, INT32_MAX, INT32_MIN, rng.randint(0, 1000)])
@@ -124,7 +190,24 @@ def main(trials):
             if not found:
                 break
             assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
-    print(f"{trials} draws: the walks agree")
+    for trial in range(trials):
+        m, g = rng.randint(1, 12000), rng.randint(1, 40)
+        blocks = -(-m // SEGMENT_ROWS)
+        run = rng.choice([1, 2, 3, 5, 40])  # mean segment length in blocks
+        keys, key = [], rng.randint(-1, g)
+        for _ in range(blocks):
+            if rng.random() < 1 / run:
+                key = rng.choice([rng.randint(-1, g), key + 1, -1])
+            keys.append(key)
+        stride = rng.randint(1, 140)
+        plain, seek = SegmentWalk(keys, m), SegmentWalk(keys, m)
+        for t in range(rng.randrange(stride), stride * 300, stride):
+            found = plain.plain(t)
+            assert seek.seek(t) == found, (trial, t)
+            if not found:
+                break
+            assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
+    print(f"{trials} draws of each: the walks agree")
 
 
 if __name__ == "__main__":

@@ -261,6 +261,56 @@ struct TileScheduler {
     }
   }
 
+  // Contiguous segments: moves the cursor to the segment that holds tile t (t >= the cursor's first tile), or returns
+  // false when t is past the last tile. Past the cursor's segment the next 32 blocks' keys are read at once
+  // (warp-collective: lane j reads the window's block j), not segment by segment (group_rows: a memory round trip
+  // each): where experts hold a few 128-row blocks, a CTA's next tile is several segments on (NOTES 89). A segment's
+  // tiles start at its blocks whose offset from its first block is a multiple of BLOCK_M / 128, so the window's
+  // tiles before block j are kNumTileCols per such start in lanes < j, counted without knowing where segments end.
+  __device__ __forceinline__ bool seek_segment(int t, const Fp8GemmArgs& args) {
+    constexpr int kTileBlocks = kBlockM > kSegmentBlockRows ? kBlockM / kSegmentBlockRows : 1;  // (segments: 256)
+    constexpr int kPastM = -2;  // a key no block has (segment_key: -1 .. G - 1)
+    const int blocks = args.m / kSegmentBlockRows + (args.m % kSegmentBlockRows != 0);
+    const int lane = static_cast<int>(ptx::lane_id());
+    const unsigned int up_to_lane = 0xFFFFFFFFu >> (31 - lane);
+    for (;;) {
+      if (start >= args.m) return false;
+      const int count = m_blocks_of(rows) * kNumTileCols;
+      if (t < first_tile + count) return true;
+      first_tile += count;
+      start += rows;  // <= M
+      if (start >= args.m) return false;
+      const int first = start / kSegmentBlockRows;  // the window's first block: a segment's first
+      const bool real = lane < blocks - first;
+      const int key = real ? segment_key(args, first + lane) : kPastM;
+      const int key_before = static_cast<int>(ptx::shfl_up_u32(static_cast<unsigned int>(key), 1));
+      const unsigned int opens = ptx::ballot(lane == 0 || key != key_before);  // a segment's first block, or M's end
+      const int my_first = 31 - __clz(opens & up_to_lane);                     // this lane's segment's first lane
+      const unsigned int tile_starts = ptx::ballot(real && (lane - my_first) % kTileBlocks == 0);
+      const int wanted = (t - first_tile) / kNumTileCols;  // tile starts before t's in the window
+      int s;                                               // the first lane of the segment the cursor moves to
+      if (wanted < __popc(tile_starts)) {
+        const bool starts_t = ((tile_starts >> lane) & 1) && __popc(tile_starts & (up_to_lane >> 1)) == wanted;
+        const int j = __ffs(ptx::ballot(starts_t)) - 1;  // the lane whose block starts t's tile row
+        s = 31 - __clz(opens & (0xFFFFFFFFu >> (31 - j)));
+      } else if (blocks - first <= 32) {  // the window holds every block left, and t is past their tiles
+        start = args.m;
+        return false;
+      } else {
+        s = 31 - __clz(opens);  // the last segment opening in the window (t is in it or past it)
+      }
+      first_tile += kNumTileCols * __popc(tile_starts & ((1u << s) - 1));
+      start = (first + s) * kSegmentBlockRows;  // < M
+      const unsigned int later = s == 31 ? 0u : opens >> (s + 1);
+      if (later != 0) {  // the segment ends in the window: at the next opening block, or M
+        const long long end = static_cast<long long>(first + s + __ffs(later)) * kSegmentBlockRows;
+        rows = static_cast<int>((end < args.m ? end : args.m) - start);
+      } else {
+        rows = group_rows(args);
+      }
+    }
+  }
+
   // Tile t, or false when t is past the last tile.
   __device__ __forceinline__ bool get(int t, const Fp8GemmArgs& args, Tile& tile) {
     tile.part = -1;
@@ -287,18 +337,7 @@ struct TileScheduler {
     }
     int num_m_blocks, local = t, base_row = 0;
     if constexpr (kWalksGroups || kContiguousSegments) {
-      if constexpr (kWalksGroups) {
-        if (!seek_group(t, args)) return false;
-      } else {
-        for (;;) {
-          if (start >= args.m) return false;
-          const int count = m_blocks_of(rows) * kNumTileCols;
-          if (t < first_tile + count) break;
-          first_tile += count;
-          start += rows;  // <= M
-          rows = group_rows(args);
-        }
-      }
+      if (!(kWalksGroups ? seek_group(t, args) : seek_segment(t, args))) return false;
       num_m_blocks = m_blocks_of(rows);
       local = t - first_tile;
       base_row = kMode == kFp8GemmMasked ? group * args.group_m : start;

@@ -128,6 +128,11 @@ def test_contiguous(config, capfd, name):
     _check_config(capfd, "m_grouped_contiguous", config)
 
 
+def test_contiguous_nan_padding(config, capfd):
+    grouped.test_contiguous_nan_padding_beside_one_expert()
+    _check_config(capfd, "m_grouped_contiguous", config)
+
+
 @pytest.mark.parametrize("name", ["skewed_and_empty", "sizes_1_to_300", "sum_overflows_int32",
                                   "200_groups_walked_in_windows"])
 def test_ragged(config, capfd, name):

@@ -162,6 +162,27 @@ def test_contiguous_nan_in_padding_rows_stays_out():
     assert np.all(np.isfinite(out[:128]))
 
 
+def test_contiguous_nan_padding_beside_one_expert():
+    """Tiles of one expert and padding rows whose data and scales are NaN: the pass takes the padding rows along
+    unselected (the plain promotion), and they must still be stored as zeros, the expert's rows exact."""
+    m, g, n, k = 512, 2, 256, 512
+    ids = _runs((0, 200), (-1, 56), (1, 100), (-1, 28), (0, 100), (INT32_MAX, 28))
+    a, b = _lhs(m, k, "nan-pad"), _rhs(g, n, k, "nan-pad")
+    padding = np.asarray(ids) < 0
+    padding |= np.asarray(ids) >= g
+    a_data, a_scale = np.asarray(a[0]).copy(), np.asarray(a[1]).copy()
+    a_data[padding] = np.float32("nan")
+    a_scale[padding] = np.float32("nan")
+    a = (jnp.asarray(a_data), jnp.asarray(a_scale))
+    out = jax.jit(dg.m_grouped_fp8_gemm_nt_contiguous)(a, b, jnp.asarray(ids))
+    assert np.all(np.asarray(out.astype(F32))[padding] == 0)
+    a64, b64 = _deq(a, b)
+    a64[padding] = 0  # the oracle's padding rows give zeros whatever their data; NaN would reach them through 0 * NaN
+    expected = oracle.contiguous(a64, b64, ids)
+    bound = oracle.contiguous(a64, b64, ids, fn=oracle.gemm_bound)
+    assert_matches(out, expected, bound, BF16)
+
+
 # ---------------------------------------------------------------------------------------------------- ragged
 
 def _small_sizes(seed, g, low, high, at):

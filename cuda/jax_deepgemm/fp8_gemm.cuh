@@ -39,7 +39,8 @@
 //                *pass* (a full K loop) per distinct valid expert among its rows, in increasing id order; each
 //                pass adds only into the rows of its expert (a select, so NaN/Inf from another expert's product
 //                or a padding row's data cannot leak), and a consumer warpgroup with no row of the pass's expert
-//                skips its wgmmas. Rows with an id outside [0, G) are never added to: they are stored as zeros.
+//                skips its wgmmas. Rows with an id outside [0, G) are stored as zeros (a select after the passes;
+//                a pass whose other rows are all such takes them along unselected).
 //                The aligned layout (one id per 128-row block) costs one pass plus a warp reduction over the
 //                block's ids; a tile with only padding rows loads nothing and stores zeros; the worst case (ids
 //                changing on every row) is BLOCK_M passes, slow but correct.
@@ -480,8 +481,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
         // Which waves take the pass, and which of this thread's rows. `active` is uniform over the warpgroup
         // (wgmma is warpgroup-wide): every warp computes it from the same data.
-        // `whole`: every row of the warpgroup's waves is the pass's (contiguous; always so otherwise), also uniform
-        // over the warpgroup: such passes take the K loop without the row-selecting promotion.
+        // `whole`: every row of the warpgroup's waves is the pass's or no expert's (contiguous; always so otherwise),
+        // also uniform over the warpgroup: such passes take the K loop without the row-selecting promotion. Rows of
+        // no expert (padding) are then computed with the pass's B, whatever their data, and stored as zeros (below):
+        // a group's last tile, padded to 128 rows, keeps the plain FFMA stream.
         bool active[kWaves], keep0[kWaves], keep1[kWaves], all_rows[kWaves];
         bool any_active = false, whole = true;
 #pragma unroll
@@ -494,13 +497,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
             for (int s = 0; s < kIdSlots; ++s) {
               if (s / 2 != sub) continue;
               mine |= ids[s] == group;
-              only_mine &= ids[s] == group;
+              only_mine &= ids[s] == group || ids[s] < 0;
             }
             active[v] = ptx::vote_any(mine);
             whole &= ptx::vote_all(only_mine);
             keep0[v] = id0[v] == group;
             keep1[v] = id1[v] == group;
-            all_rows[v] = ptx::vote_all(keep0[v] && keep1[v]);
+            all_rows[v] = ptx::vote_all((keep0[v] || id0[v] < 0) && (keep1[v] || id1[v] < 0));
           } else {
             active[v] = sub * 64 < tile.rows;  // masked / ragged / M tail: skip rows that are not stored
           }
@@ -677,6 +680,13 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         });
       }
 
+      if constexpr (kContiguous) {  // rows of no expert: zeros, whatever whole passes added to them
+#pragma unroll
+        for (int v = 0; v < kWaves; ++v)
+#pragma unroll
+          for (int i = 0; i < kAccRegs; ++i)
+            if (((i / 2) % 2 == 0 ? id0[v] : id1[v]) < 0) out[v][i] = 0.0f;
+      }
       if constexpr (kSplitK > 1) {
         // The other CTAs' partial tiles go to CTA 0, which stores the sum.
         if (!split_k_exchange(out, k_part, split_phase, smem_base + kSmemPartialOffset, partial_full_bar,

@@ -12,7 +12,8 @@
 . "$(dirname "$0")/ab_headers.sh"
 OLD=${OLD:-e28e0d4}
 ab_setup
-rm -rf /tmp/pad_old && mkdir -p /tmp/pad_old && git archive "$OLD" cuda | tar -x -C /tmp/pad_old
+if [ -n "${OLD_DIR:-}" ]; then rm -rf /tmp/pad_old && mkdir -p /tmp/pad_old && cp -r "$OLD_DIR" /tmp/pad_old/cuda; else
+  rm -rf /tmp/pad_old && mkdir -p /tmp/pad_old && git archive "$OLD" cuda | tar -x -C /tmp/pad_old; fi
 [ -d /tmp/pad_old/cuda ] || { echo "no headers at $OLD"; exit 1; }
 ab_prepare /tmp/pad_old/cuda
 ab_use new

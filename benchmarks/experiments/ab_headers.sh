@@ -6,6 +6,8 @@
 #   ab_prepare [OLD_DIR]      new = the working tree's cuda/, old = OLD_DIR (a copy sent along: the device copy's
 #                             git history may lag, and did in session 17) or HEAD's; the difference goes to
 #                             $OUT/ab_change.diff
+#   ab_prepare_from OLD       ab_prepare with side old = the headers of OLD: a folder (sent along in the tree) or a
+#                             commit (git archive; fails where the device copy's history lacks it)
 #   ab_sent                   side old = the headers as sent (the device copy's git history may lag)
 #   ab_side NAME PATCH        side NAME = the headers as sent with PATCH applied (after ab_sent; diff in
 #                             $OUT/ab_NAME.diff; leaves side old in cuda/)
@@ -32,6 +34,12 @@ ab_prepare() {
   if [ -n "${1:-}" ]; then cp -r "$1" /tmp/ab_old_cuda; else git checkout -q HEAD -- cuda && cp -r cuda /tmp/ab_old_cuda; fi
   rm -rf cuda && cp -r /tmp/ab_new_cuda cuda
   diff -r /tmp/ab_old_cuda /tmp/ab_new_cuda >"$OUT/ab_change.diff"
+}
+ab_prepare_from() {
+  rm -rf /tmp/ab_from && mkdir -p /tmp/ab_from
+  if [ -d "$1" ]; then cp -r "$1" /tmp/ab_from/cuda; else git archive "$1" cuda | tar -x -C /tmp/ab_from; fi
+  [ -d /tmp/ab_from/cuda ] || { echo "no headers at $1"; exit 1; }
+  ab_prepare /tmp/ab_from/cuda
 }
 ab_sent() { rm -rf /tmp/ab_old_cuda && cp -r cuda /tmp/ab_old_cuda; }
 ab_side() {  # name, patch

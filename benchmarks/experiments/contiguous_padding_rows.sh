@@ -1,21 +1,19 @@
 #!/usr/bin/env bash
 # Contiguous passes whose other rows are padding (ids outside [0, G)) take the plain promotion, the padding rows
 # zeroed after the passes (fp8_gemm.cuh, `whole`), against the row-selecting promotion for every tile with a padding
-# row (the headers at OLD, default e28e0d4), same build, same run. Why (NOTES 89): a group padded to 128 rows ends in
-# a tile with padding rows, which took the row-selecting K loop; on small groups that is most tiles (DeepSeek-V3 at
-# 4k tokens, ~128 rows per expert: every group's last tile), and contiguous 256-row segment tiles trailed ragged's
-# same tiles by ~6% at 384-row groups. One call: the contiguous GPU tests with the change (the new NaN-padding case in
-# every forced configuration), then small-group layers and the table's contiguous rows, two rounds.
+# row (the headers at OLD, default e28e0d4; a commit or a folder), same build, same run. Why (NOTES 89): a group
+# padded to 128 rows ends in a tile with padding rows, which took the row-selecting K loop; on small groups that is
+# most tiles (DeepSeek-V3 at 4k tokens, ~128 rows per expert: every group's last tile), and contiguous 256-row
+# segment tiles trailed ragged's same tiles by ~6% at 384-row groups. One call: the contiguous GPU tests with the
+# change (the new NaN-padding case in every forced configuration), then small-group layers and the table's
+# contiguous rows, two rounds.
 # Predicted (before the run): DeepSeek-V3 at 4k tokens 2-4% faster, groups of 256-512 rows 1-3%, 1024-row groups and
 # the table's rows (one padded tile in 30-60) within the K loops' schedule effect, +-1.5%.
 #   bash benchmarks/experiments/contiguous_padding_rows.sh
 . "$(dirname "$0")/ab_headers.sh"
 OLD=${OLD:-e28e0d4}
 ab_setup
-if [ -n "${OLD_DIR:-}" ]; then rm -rf /tmp/pad_old && mkdir -p /tmp/pad_old && cp -r "$OLD_DIR" /tmp/pad_old/cuda; else
-  rm -rf /tmp/pad_old && mkdir -p /tmp/pad_old && git archive "$OLD" cuda | tar -x -C /tmp/pad_old; fi
-[ -d /tmp/pad_old/cuda ] || { echo "no headers at $OLD"; exit 1; }
-ab_prepare /tmp/pad_old/cuda
+ab_prepare_from "$OLD"
 ab_use new
 ab_tests grouped_contiguous_new tests/test_gpu_grouped.py -k contiguous
 JDG_TEST_LIMIT=150 ab_tests configs_new tests/test_gpu_configs.py -k "contiguous_nan_padding or contiguous_segments"

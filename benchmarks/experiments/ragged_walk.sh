@@ -26,9 +26,7 @@
 stage=${1:-tests}
 OLD=${OLD:-c24a858}
 ab_setup
-rm -rf /tmp/walk_old && mkdir -p /tmp/walk_old && git archive "$OLD" cuda | tar -x -C /tmp/walk_old
-[ -d /tmp/walk_old/cuda ] || { echo "no headers at $OLD"; exit 1; }
-ab_prepare /tmp/walk_old/cuda
+ab_prepare_from "$OLD"
 LAYERS=(qwen30_up qwen30_down dsv3_up_4k dsv3_down_4k gptoss_up gptoss_down mixtral_down
         dsv3_up_dec dsv3_down_dec qwen30_up_dec mixtral_up_dec gptoss_up_dec --masked)
 case $stage in

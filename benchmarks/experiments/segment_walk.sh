@@ -17,9 +17,7 @@
 stage=${1:-tests}
 OLD=${OLD:-e463428}
 ab_setup
-rm -rf /tmp/walk_old && mkdir -p /tmp/walk_old && git archive "$OLD" cuda | tar -x -C /tmp/walk_old
-[ -d /tmp/walk_old/cuda ] || { echo "no headers at $OLD"; exit 1; }
-ab_prepare /tmp/walk_old/cuda
+ab_prepare_from "$OLD"
 SMALL=(r384n2048k4096=32,12288,2048,4096 r512n3072k4096=24,12288,3072,4096 r512n7168k4096=24,12288,7168,4096
        r384n2048k5120=32,12288,2048,5120 r1024n2048k4096=12,12288,2048,4096 qwen235_up --contiguous-only)
 small_rows() {  # round

@@ -177,19 +177,23 @@ def hostile_sizes(rng, g, m):
     return [rng.randint(0, 2 * m // g + 1) for _ in range(g)]
 
 
+def agree(trial, rng, plain, seek, visits):
+    """One CTA's visits (a random grid stride: its next tile is that many on) through both walks."""
+    stride = rng.randint(1, 140)
+    for t in range(rng.randrange(stride), stride * visits, stride):
+        found = plain.plain(t)
+        assert seek.seek(t) == found, (trial, t)
+        if not found:
+            break
+        assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
+
+
 def main(trials):
     rng = random.Random(1)
     for trial in range(trials):
         g, m, group_m, ragged = rng.randint(1, 150), rng.randint(1, 4000), rng.randint(1, 500), rng.random() < 0.6
         sizes = hostile_sizes(rng, g, m)
-        stride = rng.randint(1, 140)  # the grid: a CTA's next tile is this many on
-        plain, seek = Walk(sizes, m, group_m, ragged), Walk(sizes, m, group_m, ragged)
-        for t in range(rng.randrange(stride), stride * 200, stride):
-            found = plain.plain(t)
-            assert seek.seek(t) == found, (trial, t)
-            if not found:
-                break
-            assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
+        agree(trial, rng, Walk(sizes, m, group_m, ragged), Walk(sizes, m, group_m, ragged), 200)
     for trial in range(trials):
         m, g = rng.randint(1, 12000), rng.randint(1, 40)
         blocks = -(-m // SEGMENT_ROWS)
@@ -199,14 +203,7 @@ def main(trials):
             if rng.random() < 1 / run:
                 key = rng.choice([rng.randint(-1, g), key + 1, -1])
             keys.append(key)
-        stride = rng.randint(1, 140)
-        plain, seek = SegmentWalk(keys, m), SegmentWalk(keys, m)
-        for t in range(rng.randrange(stride), stride * 300, stride):
-            found = plain.plain(t)
-            assert seek.seek(t) == found, (trial, t)
-            if not found:
-                break
-            assert seek.state() == plain.state(), (trial, t, seek.state(), plain.state())
+        agree(trial, rng, SegmentWalk(keys, m), SegmentWalk(keys, m), 300)
     print(f"{trials} draws of each: the walks agree")
 
 

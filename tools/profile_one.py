@@ -3,6 +3,8 @@
     ncu -k regex:jdg_ -c 1 --section SpeedOfLight python tools/profile_one.py dense 4096,7168,16384
     python tools/profile_one.py k_grouped 4,4096,7168,8192      # G, M, N, K per group; with an f32 C, as benchmarked
     python tools/profile_one.py contiguous 4,8192,4096,7168     # G, M per group, N, K
+    python tools/profile_one.py contiguous_padded 16,500,3072,4096  # G, rows per group (each padded to 128), N, K
+    python tools/profile_one.py ragged 16,500,3072,4096         # the same tokens as ragged groups
     python tools/profile_one.py masked 1,4096,7168,2048,952,1024  # G, max M, N, K, masked_m (every group), expected_m
 
 Environment: JDG_PROFILE_RUNS (launches, default 3), JDG_PROFILE_SMS (fewer persistent CTAs: set_num_sms),
@@ -43,13 +45,23 @@ def operands(op, shape):
         ids = jnp.repeat(jnp.arange(g, dtype=jnp.int32), m)
         b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
         return dg.m_grouped_fp8_gemm_nt_contiguous, (dg.per_token_cast_to_fp8(normal((g * m, k))), b, ids)
+    if op in ("contiguous_padded", "ragged"):  # G groups of `rows` rows: contiguous pads each to 128 with -1 ids
+        g, rows, n, k = shape
+        padded = -(-rows // 128) * 128
+        b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
+        if op == "ragged":
+            return dg.fp8_grouped_gemm_nt, (dg.per_token_cast_to_fp8(normal((g * rows, k))), b,
+                                            jnp.full((g,), rows, jnp.int32))
+        ids = jnp.where(jnp.arange(padded)[None, :] < rows, jnp.arange(g, dtype=jnp.int32)[:, None], -1).reshape(-1)
+        return dg.m_grouped_fp8_gemm_nt_contiguous, (dg.per_token_cast_to_fp8(normal((g * padded, k))), b, ids)
     if op == "masked":
         g, m, n, k, rows, expected_m = shape
         fn = lambda a, b, masked_m: dg.m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m)  # noqa: E731
         a = jax.vmap(dg.per_token_cast_to_fp8)(normal((g, m, k)))
         b = jax.vmap(dg.per_block_cast_to_fp8)(normal((g, n, k)))
         return fn, (a, b, jnp.full((g,), rows, jnp.int32))
-    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped, contiguous, masked")
+    raise SystemExit(f"unknown op {op!r}: dense, dense_per_row, k_grouped, contiguous, contiguous_padded, ragged, "
+                     "masked")
 
 
 def main():

@@ -51,7 +51,12 @@ __device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
 __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
 
-// Contiguous segments (kContiguousSegments): the expert id of 128-row block b's first row, -1 if it is not in [0, G).
+// Contiguous segments (kContiguousSegments): the 128-row blocks of M, and the expert id of block b's first row, -1 if
+// it is not in [0, G).
+__device__ __forceinline__ int segment_blocks(const Fp8GemmArgs& args) {
+  return args.m / kSegmentBlockRows + (args.m % kSegmentBlockRows != 0);
+}
+
 __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
   const int id = ptx::ldg_s32(args.groups + static_cast<long long>(block) * kSegmentBlockRows);
   return (id >= 0 && id < args.num_groups) ? id : -1;
@@ -153,11 +158,11 @@ struct TileScheduler {
 
   // Rows of the cursor's group. Ragged: max(size, 0) cut at M - start (no overflow: start <= M); the tail segment
   // (group == G) runs to M. Masked: clamp(masked_m, 0, group_m). Contiguous segments: from `start` (a multiple of
-  // 128, < M, or M: none) to the first later block whose key differs, or M; warp-collective (32 keys per load round).
+  // 128, < M, or M: none) to the first later block whose key differs, or M; warp-collective (128 keys per round trip).
   __device__ __forceinline__ int group_rows(const Fp8GemmArgs& args) const {
     if constexpr (kContiguousSegments) {
       if (start >= args.m) return 0;
-      const int blocks = args.m / kSegmentBlockRows + (args.m % kSegmentBlockRows != 0);
+      const int blocks = segment_blocks(args);
       const int first = start / kSegmentBlockRows;
       const int lane = static_cast<int>(ptx::lane_id());
       constexpr int kNone = 0x7FFFFFFF, kLoads = 4;  // keys per lane and round: one memory round trip per 128 blocks
@@ -270,7 +275,7 @@ struct TileScheduler {
   __device__ __forceinline__ bool seek_segment(int t, const Fp8GemmArgs& args) {
     constexpr int kTileBlocks = kBlockM > kSegmentBlockRows ? kBlockM / kSegmentBlockRows : 1;  // (segments: 256)
     constexpr int kPastM = -2;  // a key no block has (segment_key: -1 .. G - 1)
-    const int blocks = args.m / kSegmentBlockRows + (args.m % kSegmentBlockRows != 0);
+    const int blocks = segment_blocks(args);
     const int lane = static_cast<int>(ptx::lane_id());
     const unsigned int up_to_lane = 0xFFFFFFFFu >> (31 - lane);
     for (;;) {

@@ -104,8 +104,9 @@ CONTIGUOUS = {
     # K = 4096: the heuristics' own 256-row tiles walk the segments (heuristics.cc, step 11), of 3, 5, 2 and 2 blocks,
     # the last one's id out of range
     "long_k_segments": (1536, 3, 256, 4096, _runs((2, 300), (-1, 84), (0, 640), (1, 200), (-1, 56), (7, 256))),
-    # 300 blocks in runs of 1-3 with ids in and out of range, N = 256 (two tiles per segment row): a CTA's next tile
-    # is ~60 segments on, so 256-row tiles walking segments read their keys in several windows of 32 blocks
+    # 300 blocks in runs of 1-3 with ids in and out of range (113 segments, invalid ids counting as one key): in
+    # forced 256 x 64 segment tiles a CTA's next tile is ~20 segments (~54 blocks) on, so the walk reads its keys in
+    # more than one window of 32 blocks
     "many_short_segments": (300 * 128 - 50, 9, 256, 256, _short_runs(300 * 128 - 50, 9, seed=3)),
     # rows crossing 32-byte sectors (K % 32 != 0) in 128-row tiles over two waves: clusters of 2 by default
     # (heuristics.cc, step 5)

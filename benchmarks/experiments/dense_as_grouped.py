@@ -4,7 +4,7 @@ m_indices 0) and the ragged kernel with one group, all three forced to the dense
 block than the dense one and 7% less than ragged on 8192 x 3072 x 4096 (DG_PROFILE_WAITS, session 51): the K loops
 are the same source compiled in different surroundings. Kernel time (bench.profile: L2 flushed, median of 20).
 
-    python benchmarks/experiments/dense_as_grouped.py LABEL M,N,K ...
+    [DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192] python benchmarks/experiments/dense_as_grouped.py LABEL M,N,K ...
 """
 
 import os
@@ -19,8 +19,15 @@ from jax_deepgemm.quantization import per_block_cast_to_fp8, per_token_cast_to_f
 ITERS = 20
 
 
+KNOBS = ("DG_TUNE_BLOCK_M", "DG_TUNE_BLOCK_N", "DG_TUNE_STAGES", "DG_TUNE_CLUSTER")
+
+
 def main(label, shapes):
+    given = {knob: os.environ[knob] for knob in KNOBS if knob in os.environ}  # the caller's forced choices
     for m, n, k in shapes:
+        for knob in KNOBS:  # the dense model's choice (under the caller's knobs), not the previous shape's
+            os.environ.pop(knob, None)
+        os.environ.update(given)
         c = _C.select_fp8_gemm_config(m, n, k, 132)
         os.environ.update(DG_TUNE_BLOCK_M=str(c["block_m"]), DG_TUNE_BLOCK_N=str(c["block_n"]),
                           DG_TUNE_STAGES=str(c["stages"]), DG_TUNE_CLUSTER=str(c["cluster"]))

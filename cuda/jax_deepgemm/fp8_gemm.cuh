@@ -286,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     auto pipelined_pass = [&](const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks], auto all_rows,
                               bool keep0, bool keep1, int& stage, unsigned int& phase) {
       const int n0 = tile.n_block * kBlockN;
-      const int sa_index = a_scale_index(tile.row0, wave_row0[0]);
+      const int r0 = wave_row0[0];
       // Tiles up to 64 wide read a K block's A scales as soon as its wgmmas are issued, a K block before they are
       // used: their short tensor work per K block does not hide the shared-memory latency of a read after the wait
       // for the wgmmas (NOTES 45: up to 5% less time at M = 64 / 128; at 128 wide the early read was 0-2.7% slower).
@@ -300,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (decltype(waits)::value) wait_stage(full_bars + 8 * st, ph, waited);
         wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4), desc_b0 + st * (kSmemBBytes >> 4));
         if constexpr (kEarlyAScales) {
-          read_a_scales(sa_stages + st * (kSmemSABytes / 4), sa_index, sa[0], sa[1]);
+          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa[0], sa[1]);
         }
       };
       // K block in slot `st`, whose wgmmas into `a` are complete: promote it into out[0]; `releases`: then release
@@ -313,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           sa0 = sa[0];
           sa1 = sa[1];
         } else {
-          read_a_scales(sa_stages + st * (kSmemSABytes / 4), sa_index, sa0, sa1);
+          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
         }
         constexpr bool kReleases = decltype(releases)::value;
         const unsigned int empty = empty_bars + 8 * round_st;
@@ -389,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     auto split_pass = [&](auto split, const Tile& tile, const float* const (&b_scale_blk)[kMaxBScaleBlocks],
                           auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase, auto n_off) {
       if constexpr (decltype(split)::value) {
-        const int sa_index = a_scale_index(tile.row0, wave_row0[0]);
+        const int r0 = wave_row0[0];
         auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
           wgmma_k_block<kHalfN>(a, desc_a0 + st * (kSmemABytes >> 4),
                                 desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4));
@@ -404,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         };
         // sa0 / sa1: the A scales of the K block in stage st_kb; read before the stage is released.
         auto a_scales = [&](int st_kb, float& sa0, float& sa1) {
-          read_a_scales(sa_stages + st_kb * (kSmemSABytes / 4), sa_index, sa0, sa1);
+          read_a_scales(sa_stages + st_kb * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
         };
         // At the top of each K block kb (stage st, B block scales sb) only lo(kb) is in flight: the loop has the
         // same waits on every path, which ptxas needs to keep the wgmmas asynchronous.
@@ -609,9 +609,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               const bool last_kb = kb + 1 == kb_end;
               const unsigned int next_full = full_bars + 8 * (stage + 1 == kRingSlots ? 0 : stage + 1);
               const unsigned int next_phase = stage + 1 == kRingSlots ? phase ^ 1u : phase;
-              // (The tile's offset row0 & 3 stays in the stage pointer here: moving it out changed every 256-row K
-              // loop's schedule, measured only on ragged's (NOTES 91).)
-              const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4);
+              const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4) + (tile.row0 & 3);
               const unsigned int col_scales = smem_sb + stage * kSmemSBBytes + 4 * chunk_col;
               const unsigned long long desc_b = desc_b0 + stage * (kSmemBBytes >> 4);
               Float2 kept[kKeptGroups > 0 ? kKeptGroups : 1][kScaleGroup];  // per-row B scales, see promote_per_row
@@ -620,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
               for (int v = 0; v < kWaves; ++v) {
                 if (kAll || active[v]) {
                   float sa0, sa1;
-                  read_a_scales(sa_stage, a_scale_index(tile.row0, wave_row0[v]), sa0, sa1);
+                  read_a_scales(sa_stage, wave_row0[v], sa0, sa1);
                   trace(kb - tile.kb0, v, 0);
                   wgmma_k_block<kBlockN>(acc, desc_a0 + stage * (kSmemABytes >> 4) + v * (64 * kBlockK >> 4), desc_b);
                   // Broadcast while the wgmmas run: the tile's first chunk may still be loading.

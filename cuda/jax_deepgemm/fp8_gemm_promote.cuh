@@ -5,19 +5,13 @@
 namespace jdg {
 namespace fp8_gemm {
 
-// This thread's A scales, tile rows r0 and r0 + 8 (one 16-row group of a wave), in the A scales of one stage as
-// loaded: kSABoxes boxes of kSABoxRows tile rows, box b loaded from row (row0 & ~3) + b * kSABoxRows into a slot of
-// kSASlotFloats floats. a_scale_index: row r0's float in the stage, row0 & 3 included, which the 128- and 64-row
-// passes compute once per tile. Ragged and masked tiles start on any row, so that row0 & 3 is known only at run
-// time; added to the stage's address inside their K loops, it moved the loops' instructions (ragged 128 x 192 tiles
-// ran 3.4% faster without, NOTES 91).
-__device__ __forceinline__ int a_scale_index(int row0, int r0) {
-  return (row0 & 3) + (r0 / kSABoxRows) * (kSASlotFloats - kSABoxRows) + r0;
-}
-
-__device__ __forceinline__ void read_a_scales(const float* sa_stage, int index, float& sa0, float& sa1) {
-  sa0 = sa_stage[index];
-  sa1 = sa_stage[index + 8];
+// This thread's A scales, tile rows r0 and r0 + 8 (one 16-row group of a wave), from the A scales of one stage as
+// loaded: `sa_stage` = the stage's first float + (row0 & 3). They come in kSABoxes boxes of kSABoxRows tile rows, box
+// b loaded from row (row0 & ~3) + b * kSABoxRows into a slot of kSASlotFloats floats.
+__device__ __forceinline__ void read_a_scales(const float* sa_stage, int r0, float& sa0, float& sa1) {
+  const int box = r0 / kSABoxRows;
+  sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
+  sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
 }
 
 // out += v, or, for a contiguous pass that covers only some of this thread's rows (kRowMask), only where `keep`:

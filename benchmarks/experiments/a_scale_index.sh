@@ -5,8 +5,9 @@
 # K loops are the same source; only ragged's (and masked's) loops kept row0 & 3, known at run time there, inside.
 # Session 51 ran this script's first form (6c8e57f: the change against ab_old/cuda, without the last two steps):
 # ragged 128 x 192 -3.4%, ragged default tiles and the masked table rows within +-0.8%, the ragged and masked GPU
-# tests passed. Not landed: the patch also moves the K loops of dense 64 x 4096 x 7168 and of contiguous 256-row
-# segment kernels (long K), not timed then. This form: HEAD against HEAD + the patch, those rows included.
+# tests passed. Not landed: of the benchmark table's 36 kernels it moves the K loops of 13 (k_loop_sass.py): dense
+# 64 x 4096 x 7168, the contiguous K = 7168 rows (256-row segment kernels), the ragged and masked rows; only the
+# masked ones were timed. This form: HEAD against HEAD + the patch, all of them included.
 # Predicted: ragged 128 x 192 -3% again; the others within +-1.5% (their loops change by 2-5 instructions).
 #   bash benchmarks/experiments/a_scale_index.sh
 . "$(dirname "$0")/ab_headers.sh"

@@ -6,6 +6,7 @@ nvidia-cuda-cuobjdump`, then DIR/nvidia/cu13/bin on PATH); a K loop is a backwar
     python benchmarks/experiments/k_loop_sass.py OLD_CUDA_DIR NEW_CUDA_DIR [mode,m,n,k,groups[,expected_m] ...]
 e.g. with c24a858's headers extracted by `git archive c24a858 cuda | tar -x -C /tmp/old`:
     python benchmarks/experiments/k_loop_sass.py /tmp/old/cuda cuda ragged,8221,4096,1536,16
+Modes: dense, contiguous, ragged, masked (m: rows per group, then expected_m), k_grouped (k: the summed K).
 """
 
 import glob
@@ -26,7 +27,9 @@ from jax_deepgemm import _C, runtime
 runtime.extension()
 _C.configure(sys.argv[1], [])
 mode, m, n, k, g, e = sys.argv[2], *map(int, sys.argv[3:])
-c = _C.compile_fp8_gemm("sm_90a", m, n, k, 132, grouping=mode, num_groups=g, expected_m=e)["config"]
+kg = mode == "k_grouped"  # the weight-gradient GEMM: per-row B scales, FP32 out with C (as the API calls it)
+c = _C.compile_fp8_gemm("sm_90a", m, n, k, 132, b_scale_per_row=kg, out_f32=kg, c_kind=2 if kg else 0,
+                        grouping=mode, num_groups=g, expected_m=e)["config"]
 print(glob.glob(os.environ["DG_JIT_CACHE_DIR"] + "/**/kernel.cubin", recursive=True)[0])
 print(f"{c['block_m']}x{c['block_n']} s{c['stages']} cluster {c['cluster']}")
 """

@@ -1,8 +1,8 @@
 """The same dense problem through three kernels (NOTES 91): fp8_gemm_nt, the contiguous kernel with one group (every
 m_indices 0) and the ragged kernel with one group, all three forced to the dense model's tiles, stages and cluster
-(DG_TUNE_*, set before each kernel is configured). On 128 x 192 tiles the contiguous kernel ran 5% less time per K
-block than the dense one and 7% less than ragged on 8192 x 3072 x 4096 (DG_PROFILE_WAITS, session 51): the K loops
-are the same source compiled in different surroundings. Kernel time (bench.profile: L2 flushed, median of 20).
+(DG_TUNE_*, set before each kernel is configured), whose K loops are the same source compiled in different
+surroundings. Kernel time (bench.profile: L2 flushed, median of 20), not the DG_PROFILE_WAITS builds: on 8192 x 3072 x
+4096 at 128 x 192 those had contiguous 5% ahead of dense per K block, where plain builds time the two equal (NOTES 91).
 
     [DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192] python benchmarks/experiments/dense_as_grouped.py LABEL M,N,K ...
 """
@@ -17,8 +17,6 @@ from jax_deepgemm import bench_grouped as bg
 from jax_deepgemm.quantization import per_block_cast_to_fp8, per_token_cast_to_fp8
 
 ITERS = 20
-
-
 KNOBS = ("DG_TUNE_BLOCK_M", "DG_TUNE_BLOCK_N", "DG_TUNE_STAGES", "DG_TUNE_CLUSTER")
 
 

@@ -7,8 +7,8 @@
 # 128 x 192 -3.4%, ragged 256 x 128 rows and the table's masked rows within +-0.8%; ragged and masked GPU tests
 # passed (28 + 102). It was not landed, as it also moved dense and contiguous K loops that were not timed. This form
 # leaves the SASS of every dense, contiguous and k-grouped kernel of the benchmark table as it was, and ragged's
-# 256-row ones (cuobjdump, 36 kernels); its ragged 128 x 192 kernel's SASS is the wider form's. It moves the
-# masked 128- and 64-row kernels and ragged's 128-row ones (DeepSeek-V3 layers at 4k tokens).
+# and masked's 256-row ones (cuobjdump over the table's 36 kernels); its ragged 128 x 192 kernel's SASS is the wider
+# form's. It moves the masked 128- and 64-row kernels and ragged's 128-row ones (DeepSeek-V3 layers at 4k tokens).
 # This script, in two device calls (each fits 10 minutes): `tests`, the change's ragged and masked GPU tests; `rows`,
 # those rows against HEAD, same build, two rounds.
 # Predicted: ragged 128 x 192 -3.4% again; DeepSeek-V3's ragged rows and the masked rows within +-1.5%.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where ragged's extra consumer cycles come from (NOTES 91). ragged_vs_contiguous.sh found, on the same 128 x 192
 # tiles, 16 groups of 500 rows x 3072 x 4096: ragged 1128 consumer cycles per K block at 1526 MHz, contiguous (each
-# group padded to 512) 985 at 1447 MHz, with the same waits (12% / 10%) and nearly the same K-loop SASS; register
+# group padded to 512) 985 at 1447 MHz, with similar waits (12% / 10%) and nearly the same K-loop SASS; register
 # stores everywhere did not close the gap. Profiles (DG_PROFILE_WAITS) of:
 #  - aligned groups (512 rows: every tile whole, every row0 a multiple of 128) in both modes: the same gap means the
 #    ragged kernel's own code; none means the data's placement (partial tiles, unaligned rows);

@@ -9,8 +9,8 @@
 # leaves the SASS of every dense, contiguous and k-grouped kernel of the benchmark table as it was, and ragged's
 # and masked's 256-row ones (cuobjdump over the table's 36 kernels); its ragged 128 x 192 kernel's SASS is the wider
 # form's. It moves the masked 128- and 64-row kernels and ragged's 128-row ones (DeepSeek-V3 layers at 4k tokens).
-# This script, in two device calls (each fits 10 minutes): `tests`, the change's ragged and masked GPU tests; `rows`,
-# those rows against HEAD, same build, two rounds.
+# This script, in two device calls (each estimated at under 10 minutes): `tests`, the ragged and masked GPU tests;
+# `rows`, those rows against HEAD, same build, two rounds.
 # Predicted: ragged 128 x 192 -3.4% again; DeepSeek-V3's ragged rows and the masked rows within +-1.5%.
 #   bash benchmarks/experiments/a_scale_index.sh tests|rows
 . "$(dirname "$0")/ab_headers.sh"

@@ -287,6 +287,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                               bool keep0, bool keep1, int& stage, unsigned int& phase) {
       const int n0 = tile.n_block * kBlockN;
       const int r0 = wave_row0[0];
+      const int sa_index = a_scale_index(tile.row0, r0);  // (ragged and masked, see pass_a_scales)
       // Tiles up to 64 wide read a K block's A scales as soon as its wgmmas are issued, a K block before they are
       // used: their short tensor work per K block does not hide the shared-memory latency of a read after the wait
       // for the wgmmas (NOTES 45: up to 5% less time at M = 64 / 128; at 128 wide the early read was 0-2.7% slower).
@@ -300,7 +301,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if constexpr (decltype(waits)::value) wait_stage(full_bars + 8 * st, ph, waited);
         wgmma_k_block<kBlockN>(a, desc_a0 + st * (kSmemABytes >> 4), desc_b0 + st * (kSmemBBytes >> 4));
         if constexpr (kEarlyAScales) {
-          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa[0], sa[1]);
+          pass_a_scales(sa_stages, st, tile.row0, r0, sa_index, sa[0], sa[1]);
         }
       };
       // K block in slot `st`, whose wgmmas into `a` are complete: promote it into out[0]; `releases`: then release
@@ -313,7 +314,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           sa0 = sa[0];
           sa1 = sa[1];
         } else {
-          read_a_scales(sa_stages + st * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
+          pass_a_scales(sa_stages, st, tile.row0, r0, sa_index, sa0, sa1);
         }
         constexpr bool kReleases = decltype(releases)::value;
         const unsigned int empty = empty_bars + 8 * round_st;
@@ -390,6 +391,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
                           auto all_rows, bool keep0, bool keep1, int& stage, unsigned int& phase, auto n_off) {
       if constexpr (decltype(split)::value) {
         const int r0 = wave_row0[0];
+        const int sa_index = a_scale_index(tile.row0, r0);  // (ragged and masked, see pass_a_scales)
         auto issue = [&](float (&a)[kAccRegs / 2], int half, int st) {
           wgmma_k_block<kHalfN>(a, desc_a0 + st * (kSmemABytes >> 4),
                                 desc_b0 + st * (kSmemBBytes >> 4) + half * (kHalfN * 128 >> 4));
@@ -404,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         };
         // sa0 / sa1: the A scales of the K block in stage st_kb; read before the stage is released.
         auto a_scales = [&](int st_kb, float& sa0, float& sa1) {
-          read_a_scales(sa_stages + st_kb * (kSmemSABytes / 4) + (tile.row0 & 3), r0, sa0, sa1);
+          pass_a_scales(sa_stages, st_kb, tile.row0, r0, sa_index, sa0, sa1);
         };
         // At the top of each K block kb (stage st, B block scales sb) only lo(kb) is in flight: the loop has the
         // same waits on every path, which ptxas needs to keep the wgmmas asynchronous.

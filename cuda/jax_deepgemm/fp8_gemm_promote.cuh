@@ -14,6 +14,26 @@ __device__ __forceinline__ void read_a_scales(const float* sa_stage, int r0, flo
   sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
 }
 
+// The A scales of this thread's rows r0 and r0 + 8 in stage `stage`, for the 128- and 64-row passes (one wave).
+// Ragged and masked tiles start on any row, so that row0 & 3 is known only at run time: they read at `index`,
+// a_scale_index(row0, r0), computed once per tile (added to the stage's address inside their K loops, the offset
+// moved the loops' instructions: ragged 128 x 192 tiles ran 3.4% faster without it, NOTES 91). Elsewhere tiles start
+// on multiples of 64 rows; the offset, 0, stays in the address as before, which keeps those K loops as measured.
+__device__ __forceinline__ int a_scale_index(int row0, int r0) {
+  return (row0 & 3) + (r0 / kSABoxRows) * (kSASlotFloats - kSABoxRows) + r0;
+}
+
+__device__ __forceinline__ void pass_a_scales(const float* sa_stages, int stage, int row0, int r0, int index,
+                                              float& sa0, float& sa1) {
+  if constexpr (kWalksGroups) {
+    const float* sa_stage = sa_stages + stage * (kSmemSABytes / 4);
+    sa0 = sa_stage[index];
+    sa1 = sa_stage[index + 8];
+  } else {
+    read_a_scales(sa_stages + stage * (kSmemSABytes / 4) + (row0 & 3), r0, sa0, sa1);
+  }
+}
+
 // out += v, or, for a contiguous pass that covers only some of this thread's rows (kRowMask), only where `keep`:
 // a select rather than a multiplication by 0, so that NaN or Inf computed for a row of another expert (or a padding
 // row's garbage) never reaches it.

@@ -13,6 +13,8 @@
 # `rows`, those rows against HEAD, same build, two rounds.
 # Predicted: ragged 128 x 192 -3.4% again; DeepSeek-V3's ragged rows and the masked rows within +-1.5%.
 #   bash benchmarks/experiments/a_scale_index.sh tests|rows
+# Run in session 52 (NOTES 92): ragged 128 x 192 -4.1%, the other rows -1.7% to +0.5%, tests passed; landed in
+# 6d866b0. Since then HEAD has the patch and both sides would be the same: check out 596fd8a to repeat this.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head "$(dirname "$0")/a_scale_index.patch"
 if [ "${1:-}" = tests ]; then

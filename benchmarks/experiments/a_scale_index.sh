@@ -18,16 +18,7 @@
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head "$(dirname "$0")/a_scale_index.patch"
 if [ "${1:-}" = tests ]; then
-  JDG_TEST_LIMIT=170 ab_tests grouped_ragged_masked_new tests/test_gpu_grouped.py -k "ragged or masked"
-  # (the 102 forced-configuration cases in four processes: ~90 s, against ~5 min in one)
-  python -I -m pytest tests/test_gpu_configs.py -k "ragged or masked" --collect-only -q -p no:cacheprovider \
-    2>/dev/null | grep "::" >"$OUT/config_ids.txt"
-  rm -f /tmp/config_ids_*
-  split -n l/4 -d "$OUT/config_ids.txt" /tmp/config_ids_
-  for part in /tmp/config_ids_0*; do
-    JDG_TEST_LIMIT=200 ab_tests "configs_ragged_masked_new_${part##*_}" $(cat "$part") &
-  done
-  wait
+  ab_ragged_masked_tests
   exit
 fi
 DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 ab_rows 2 1 100 dense_as_grouped.py f192 8192,3072,4096 |

@@ -16,14 +16,5 @@
 # Run in session 52 (NOTES 92): ragged 128 x 192 -4.1%, the other rows -1.7% to +0.5%, tests passed; landed in
 # 6d866b0. Since then HEAD has the patch and both sides would be the same: check out 596fd8a to repeat this.
 . "$(dirname "$0")/ab_headers.sh"
-ab_patch_vs_head "$(dirname "$0")/a_scale_index.patch"
-if [ "${1:-}" = tests ]; then
-  ab_ragged_masked_tests
-  exit
-fi
-DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 ab_rows 2 1 100 dense_as_grouped.py f192 8192,3072,4096 |
-  tee -a "$OUT/dense_as_grouped.txt"
-ab_rows 2 1 150 moe_models.py idx dsv3_up_4k dsv3_down_4k dsv3_up_dec dsv3_down_dec \
-  qwen30_up_dec gptoss_up_dec --ragged-only --masked | tee -a "$OUT/moe_rows.txt"
-AB_ROUNDS=2 ab_grouped masked | tee -a "$OUT/table_rows.txt"
-echo "done in $((SECONDS - start)) s"
+ab_ragged_masked "$(dirname "$0")/a_scale_index.patch" "${1:-rows}" idx masked \
+  dsv3_up_4k dsv3_down_4k dsv3_up_dec dsv3_down_dec qwen30_up_dec gptoss_up_dec

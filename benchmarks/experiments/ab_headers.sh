@@ -16,8 +16,11 @@
 #   ab_grouped KINDS          grouped_rows.py once per side per round, lines prefixed "side " ("side rR " with
 #                             AB_ROUNDS)
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
-#   ab_ragged_masked_tests    the ragged and masked GPU tests: test_gpu_grouped.py's, then test_gpu_configs.py's in
-#                             four processes (102 cases: ~90 s, against ~5 min in one)
+#   ab_ragged_masked PATCH tests|rows LABEL KINDS LAYERS...   HEAD + PATCH against HEAD for ragged and masked
+#                             kernels: `tests`, their GPU tests (test_gpu_configs.py's 102 cases in four processes:
+#                             ~90 s, against ~5 min in one); `rows`, two rounds: ragged 128 x 192 on one dense
+#                             problem (dense_as_grouped.py), moe_models.py's LAYERS (ragged, masked decode) as LABEL,
+#                             grouped_rows.py's KINDS
 # The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
@@ -66,15 +69,26 @@ ab_tests() {  # name, pytest arguments
   timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
   echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }
-ab_ragged_masked_tests() {
-  JDG_TEST_LIMIT=170 ab_tests grouped_ragged_masked_new tests/test_gpu_grouped.py -k "ragged or masked"
-  python -I -m pytest tests/test_gpu_configs.py -k "ragged or masked" --collect-only -q -p no:cacheprovider \
-    2>/dev/null | grep "::" >/tmp/config_ids.txt  # (the device tool returns 8 files at most)
-  rm -f /tmp/config_ids_*
-  split -n l/4 -d /tmp/config_ids.txt /tmp/config_ids_
-  local part
-  for part in /tmp/config_ids_0*; do
-    JDG_TEST_LIMIT=200 ab_tests "configs_ragged_masked_new_${part##*_}" $(cat "$part") &
-  done
-  wait
+ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's kinds ("contiguous masked"), layers...
+  ab_patch_vs_head "$1"
+  if [ "$2" = tests ]; then
+    JDG_TEST_LIMIT=170 ab_tests grouped_ragged_masked_new tests/test_gpu_grouped.py -k "ragged or masked"
+    python -I -m pytest tests/test_gpu_configs.py -k "ragged or masked" --collect-only -q -p no:cacheprovider \
+      2>/dev/null | grep "::" >/tmp/config_ids.txt  # (the device tool returns 8 files at most)
+    rm -f /tmp/config_ids_*
+    split -n l/4 -d /tmp/config_ids.txt /tmp/config_ids_
+    local part
+    for part in /tmp/config_ids_0*; do
+      JDG_TEST_LIMIT=200 ab_tests "configs_ragged_masked_new_${part##*_}" $(cat "$part") &
+    done
+    wait
+    return
+  fi
+  local label=$3 kinds=$4
+  shift 4
+  DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 ab_rows 2 1 100 dense_as_grouped.py f192 8192,3072,4096 |
+    tee -a "$OUT/dense_as_grouped.txt"
+  ab_rows 2 1 150 moe_models.py "$label" "$@" --ragged-only --masked | tee -a "$OUT/moe_rows.txt"
+  AB_ROUNDS=2 ab_grouped $kinds | tee -a "$OUT/table_rows.txt"
+  echo "done in $((SECONDS - start)) s"
 }

@@ -14,14 +14,5 @@
 # Predicted: ragged 128 x 192 -1% to -3%; the others within +-1.5%, masked 128 x 128 rows unknown in sign.
 #   bash benchmarks/experiments/b_scale_pointer.sh tests|rows
 . "$(dirname "$0")/ab_headers.sh"
-ab_patch_vs_head "$(dirname "$0")/b_scale_pointer.patch"
-if [ "${1:-}" = tests ]; then
-  ab_ragged_masked_tests
-  exit
-fi
-DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 ab_rows 2 1 100 dense_as_grouped.py f192 8192,3072,4096 |
-  tee -a "$OUT/dense_as_grouped.txt"
-ab_rows 2 1 150 moe_models.py bsp dsv3_up_4k dsv3_down_4k qwen235_up dsv3_up_dec dsv3_down_dec \
-  qwen30_up_dec gptoss_up_dec --ragged-only --masked | tee -a "$OUT/moe_rows.txt"
-AB_ROUNDS=2 ab_grouped contiguous masked | tee -a "$OUT/table_rows.txt"
-echo "done in $((SECONDS - start)) s"
+ab_ragged_masked "$(dirname "$0")/b_scale_pointer.patch" "${1:-rows}" bsp "contiguous masked" \
+  dsv3_up_4k dsv3_down_4k qwen235_up dsv3_up_dec dsv3_down_dec qwen30_up_dec gptoss_up_dec

@@ -7,7 +7,8 @@
 # loop, from 186; dense 179): the loads sit after the first wgmma with ~10 instructions between it and the second.
 # SASS of the other modes is unchanged by construction (the asm is in `if constexpr (kWalksGroups)`); every ragged and
 # masked kernel moves: 256 x 128 0 to -4 instructions, ragged 128 x 128 -2, 128 x 160 -8, masked 64 x 128 -6, masked
-# 128 x 128 +9 (its loads move before the first wgmma, the wgmmas 4-7 instructions apart, from 10 then 3).
+# 128 x 128 -8 to -15 at K = 7168 but +9 at N = 7168, K = 2048 (its loads move before the first wgmma, the wgmmas
+# 4-7 instructions apart, from 10 then 3).
 # Two device calls (each estimated at under 5 minutes): `tests`, the ragged and masked GPU tests; `rows`, ragged 128 x
 # 192 on one dense problem, DeepSeek-V3's ragged and decode rows, the table's contiguous rows with their ragged twins
 # and its masked rows, against HEAD, same build, two rounds.

@@ -14,6 +14,8 @@
 # and its masked rows, against HEAD, same build, two rounds.
 # Predicted: ragged 128 x 192 -1% to -3%; the others within +-1.5%, masked 128 x 128 rows unknown in sign.
 #   bash benchmarks/experiments/b_scale_pointer.sh tests|rows
+# Measured (NOTES 93, H200, 2026-11-29): ragged 128 x 192 -0.84%, the table's ragged K = 7168 rows +0.84% / +0.93%, its
+# masked rows +0.24% to +2.18%: not taken.
 . "$(dirname "$0")/ab_headers.sh"
 ab_ragged_masked "$(dirname "$0")/b_scale_pointer.patch" "${1:-rows}" bsp "contiguous masked" \
   dsv3_up_4k dsv3_down_4k qwen235_up dsv3_up_dec dsv3_down_dec qwen30_up_dec gptoss_up_dec

@@ -12,6 +12,8 @@
 # within 5% of contiguous there; still slower where NOTES 89's grid had them 3.8-11.6% slower (20 of 24 rows, groups
 # of 384-2048 rows), by about 4 points less.
 #   bash benchmarks/experiments/ragged_128_rows.sh models|step12
+# Measured (`models`, NOTES 93, H200, 2026-11-29): Qwen3-235B up 200.9 us in 128 x 192 (-2.6% / -3.1%), DeepSeek-V3 down
+# at 16k +1.8% / +2.0%; below step 12, where the cost took 256 x 128 for M / G = 256, -4.2% to -9.6% at K >= 2048.
 . "$(dirname "$0")/prelude.sh"
 build
 case "${1:-models}" in

@@ -2,7 +2,8 @@
 # time, so swapping the folder swaps the kernel (each side with its own kernel cache). Run from the repo root.
 #   ab_setup                  $OUT, the environment, the build (log in $OUT/build.log), machine.txt; sets `start`
 #   ab_patched PATCH          apply PATCH to the device's copy unless the tree has it already (exits if neither)
-#   ab_patch_vs_head PATCH    ab_setup, ab_patched PATCH, ab_prepare: side new = HEAD + PATCH (in cuda/), old = HEAD
+#   ab_patch_vs_head PATCH    ab_setup, ab_patched PATCH, ab_prepare: side new = the headers as sent + PATCH (in
+#                             cuda/), old = as sent (not the device copy's git HEAD, which may lag)
 #   ab_prepare [OLD_DIR]      new = the working tree's cuda/, old = OLD_DIR (a copy sent along: the device copy's
 #                             git history may lag, and did in session 17) or HEAD's; the difference goes to
 #                             $OUT/ab_change.diff
@@ -33,7 +34,13 @@ ab_patched() {
   git apply --check -R "$1" 2>/dev/null && return 0
   git apply "$1" || { echo "$1 does not apply"; exit 1; }
 }
-ab_patch_vs_head() { ab_setup; ab_patched "$1"; ab_prepare; ab_use new; }
+ab_patch_vs_head() {
+  ab_setup
+  rm -rf /tmp/ab_sent_cuda && cp -r cuda /tmp/ab_sent_cuda
+  ab_patched "$1"
+  ab_prepare /tmp/ab_sent_cuda
+  ab_use new
+}
 ab_prepare() {
   rm -rf /tmp/ab_new_cuda /tmp/ab_old_cuda && cp -r cuda /tmp/ab_new_cuda
   if [ -n "${1:-}" ]; then cp -r "$1" /tmp/ab_old_cuda; else git checkout -q HEAD -- cuda && cp -r cuda /tmp/ab_old_cuda; fi

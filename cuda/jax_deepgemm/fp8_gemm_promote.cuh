@@ -5,23 +5,28 @@
 namespace jdg {
 namespace fp8_gemm {
 
+// Where tile row r0's A scale sits in a stage's A scales as loaded, counted from the stage's first float + (row0 & 3):
+// they come in kSABoxes boxes of kSABoxRows tile rows, box b loaded from row (row0 & ~3) + b * kSABoxRows into a slot
+// of kSASlotFloats floats.
+__device__ __forceinline__ int a_scale_offset(int r0) {
+  return (r0 / kSABoxRows) * (kSASlotFloats - kSABoxRows) + r0;
+}
+
 // This thread's A scales, tile rows r0 and r0 + 8 (one 16-row group of a wave), from the A scales of one stage as
-// loaded: `sa_stage` = the stage's first float + (row0 & 3). They come in kSABoxes boxes of kSABoxRows tile rows, box
-// b loaded from row (row0 & ~3) + b * kSABoxRows into a slot of kSASlotFloats floats.
+// loaded: `sa_stage` = the stage's first float + (row0 & 3).
 __device__ __forceinline__ void read_a_scales(const float* sa_stage, int r0, float& sa0, float& sa1) {
-  const int box = r0 / kSABoxRows;
-  sa0 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0];
-  sa1 = sa_stage[box * (kSASlotFloats - kSABoxRows) + r0 + 8];
+  const int at = a_scale_offset(r0);
+  sa0 = sa_stage[at];
+  sa1 = sa_stage[at + 8];
 }
 
 // The A scales of this thread's rows r0 and r0 + 8 in stage `stage`, for the 128- and 64-row passes (one wave).
 // Ragged and masked tiles start on any row, so that row0 & 3 is known only at run time: they read at `index`,
 // a_scale_index(row0, r0), computed once per tile (added to the stage's address inside their K loops, the offset
-// moved the loops' instructions: ragged 128 x 192 tiles ran 3.4% faster without it, NOTES 91). Elsewhere tiles start
-// on multiples of 64 rows; the offset, 0, stays in the address as before, which keeps those K loops as measured.
-__device__ __forceinline__ int a_scale_index(int row0, int r0) {
-  return (row0 & 3) + (r0 / kSABoxRows) * (kSASlotFloats - kSABoxRows) + r0;
-}
+// moved the loops' instructions: ragged 128 x 192 tiles ran 3.4% faster without it, NOTES 91, and 4.1% in the form
+// taken, NOTES 92). Elsewhere tiles start on multiples of 64 rows; the offset, 0, stays in the address as before,
+// which keeps those K loops as measured.
+__device__ __forceinline__ int a_scale_index(int row0, int r0) { return (row0 & 3) + a_scale_offset(r0); }
 
 __device__ __forceinline__ void pass_a_scales(const float* sa_stages, int stage, int row0, int r0, int index,
                                               float& sa0, float& sa1) {

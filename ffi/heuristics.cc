@@ -7,6 +7,7 @@
 // BLOCK_M x K bytes, the pipeline's start and the epilogue add a part that does not (kTileOverhead = 64 fits the
 // H200 sweep of benchmarks/NOTES.md, 3); a 256-row tile does twice the work for the same overhead. The run takes about
 //     waves x (BLOCK_N x BLOCK_M / 128 + kTileOverhead),   waves = ceil(tiles / num_sms)
+// (unrounded for short ragged groups, step 16)
 // We therefore
 //   1. take BLOCK_M 64 when M <= 64 (one consumer warpgroup, no wasted rows), 128 when M <= 128 (two consumer
 //      warpgroups, twice the reuse of every B tile; 64-row tiles measured 0-6% slower at M = 128, NOTES 8), else
@@ -57,7 +58,7 @@
 // 256 rows G - 1: an expert boundary may cut a 256-row tile, which then takes two passes (one per expert, each with
 // half its waves idle) and costs two tiles (with the segment walk of step 11 no tile straddles, and about G / 4 would
 // be nearer; step 12 decides these groups' BLOCK_M from 384 rows on anyway). Long runs (M / G >> 256) therefore take
-// 256-row tiles, short ones 128.
+// 256-row tiles, short ones 128 (short ragged ones over K >= 2048 always: step 16).
 // Masked: G * (r / BLOCK_M + 1/2) (at most G * ceil(M / BLOCK_M)): masked_m scatters around expected_m, so a group's
 // last tile is on average half empty.
 // The grid comes from the static bound fp8_gemm_max_tiles, never from r.
@@ -189,6 +190,17 @@
 //    (the clusters on the smaller grid -1.2% to -1.9%, +0.2% on 4096 x 1536 x 7168; no clusters on 132 CTAs -0.3% on
 //    4096 x 2112 x 7168), on 16384 x 2112 x 7168 the smaller grid alone -1.0%. K = 2048 (16 K blocks, no clusters
 //    before either) lost 0.8% on 118 CTAs: not taken there. Other widths are unmeasured and keep step 5.
+// 16. Ragged groups of fewer than kGroupedTallMinRows rows (M / G): the host never sees their sizes, and step 5's
+//    count fills 256-row tiles exactly where M / G is a multiple of 256 (4096 rows over 16 groups), though about half
+//    the groups then need one more tile. So over K >= 2048 (kRaggedTallMinKBlocks) they take 128-row tiles, and since
+//    their tile count is a guess, their cost takes its waves unrounded (rounded, a guess of 4.97 waves of 128 x 128
+//    tiles looked cheaper than 3.4 of 128 x 192, which ran 10% faster). Measured on an H200 (benchmarks/NOTES.md 94:
+//    256 x 128 and 128 x 128 / 160 / 192 forced on MoE layers of published models and synthetic ones, group sizes
+//    drawn even, [0.7, 1.3] x M / G, and skewed; the rest against the previous picks): 256 x 128 was the fastest only
+//    on even draws of 129-249 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192) and lost 3-13% on skewed ones.
+//    Over the 30 rows measured, this step's picks came within 1.3% of each row's fastest tile on average (at most
+//    9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one build per side, two rounds, 24
+//    rows it moves): -2.8% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on those even draws).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -397,9 +409,10 @@ bool grouped_tall(int mode, std::int64_t rows, std::int64_t n, std::int64_t k) {
 // 192 + 64 against 4 of 128 + 64), 113-114 us against 127; the discount only breaks such ties (the grouped modes'
 // ties, e.g. 128 x 128 against 128 x 192 on short groups, are unmeasured and keep the rule below).
 constexpr int kHalfWidth192Discount = 1;
-std::int64_t cost_of(const Fp8GemmConfig& c, int mode) {
+// Step 16: with `unrounded_waves`, tiles stand in for tiles / num_sms (costs are only compared within one problem).
+std::int64_t cost_of(const Fp8GemmConfig& c, int mode, bool unrounded_waves) {
   const int discount = mode == kFp8GemmDense && c.split_halves && c.block_n == 192 ? kHalfWidth192Discount : 0;
-  return c.waves * (c.block_n * c.block_m / 128 + kTileOverhead - discount);
+  return (unrounded_waves ? c.tiles : c.waves) * (c.block_n * c.block_m / 128 + kTileOverhead - discount);
 }
 
 // What the search needs to know of the problem.
@@ -411,6 +424,7 @@ struct Problem {
   bool out_f32;
   int c_kind;
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
+  bool short_ragged;     // ragged groups of fewer than kGroupedTallMinRows rows (step 16)
 };
 
 // The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: in
@@ -489,7 +503,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     Fp8GemmConfig c;
     if (!make_config(p, block_m, block_n, m_blocks, 1, c)) continue;
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
-    const std::int64_t cost = cost_of(c, p.mode), best_cost = cost_of(best, p.mode);
+    const std::int64_t cost = cost_of(c, p.mode, p.short_ragged), best_cost = cost_of(best, p.mode, p.short_ragged);
     bool better = best.block_n == 0 || cost < best_cost ||
                   (cost == best_cost && last_wave > best_last_wave) ||
                   (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
@@ -502,7 +516,9 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
 // Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
 template <typename MBlocks>
 Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_of) {
-  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !at_most_128_rows(p.mode) ? 256 : 0};
+  const bool no_256 = at_most_128_rows(p.mode) ||  // step 16's short ragged groups over K >= 2048 included
+                      (p.short_ragged && ceil_div(p.k, kFp8BlockK) >= kRaggedTallMinKBlocks);
+  const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !no_256 ? 256 : 0};
   const int forced_m = env::tune_block_m(), forced_n = env::tune_block_n();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not
     throw std::invalid_argument("DG_TUNE_BLOCK_M=" + std::to_string(forced_m) + " is not a BLOCK_M the kernel "
@@ -627,7 +643,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
                                      bool b_scale_per_row, bool out_f32, int c_kind, int hbm_gbs) {
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0)};
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
@@ -670,7 +686,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
     return mode == kFp8GemmRagged ? std::min(blocks, ceil_div(rows, block_m) + g) : blocks;
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
-  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0};  // no split K
+  const bool short_ragged = mode == kFp8GemmRagged && per_group < kGroupedTallMinRows;
+  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0, short_ragged};  // no split K
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   best.segments = segments_pay(mode, best.block_m, k);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);

@@ -974,6 +974,26 @@ def test_tune_segments(monkeypatch):
     assert not contiguous(4 * 8192, 7168)["segments"]
 
 
+def test_short_ragged_groups_take_128_row_tiles(monkeypatch):
+    """Step 16: ragged groups of fewer than 384 rows (M / G) over K >= 2048 take 128-row tiles, whose last tile per
+    group wastes half as many rows where group sizes vary (H200, NOTES 94: 256 x 128 lost 3-13% on skewed draws);
+    M / G a multiple of 256 used to fill 256-row tiles in the count. Their cost takes its waves unrounded: 4096 rows
+    over 16 groups at N = 2048 rounded 4.97 waves of 128 x 128 up less than 3.4 of 128 x 192, which ran 10% faster."""
+    for g, rows, n, k in [(16, 256, 2048, 4096), (16, 256, 5760, 2880), (128, 256, 1536, 2048), (32, 192, 4096, 7168),
+                          (32, 130, 7168, 2048), (64, 128, 2880, 2880)]:
+        c = _grouped("ragged", g * rows, n, k, g)
+        assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
+    # shorter K keeps the cost's choice between 128- and 256-row tiles (groups just over 128 rows: 256 x 128) ...
+    assert _grouped("ragged", 32 * 129, 4096, 1536, 32)["block_m"] == 256
+    # ... with unrounded waves there too (4096 rows over 32 groups: 128 x 192, not 128 x 128)
+    assert _grouped("ragged", 32 * 128, 4096, 1536, 32)["block_n"] == 192
+    # contiguous groups of those sizes keep rounded waves (their count, of padded 128-row blocks, is exact): 128 x 128
+    c = _grouped("contiguous", 16 * 256, 2048, 4096, 16)
+    assert (c["block_m"], c["block_n"]) == (128, 128), c
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")  # a forced BLOCK_M still wins
+    assert _grouped("ragged", 16 * 256, 2048, 4096, 16)["block_m"] == 256
+
+
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments; below K = 6144 only
     for outputs over 4 Mi elements per group, NOTES 87) and ragged ones over K >= 2048 take 256-row tiles, which

@@ -199,8 +199,9 @@
 //    drawn even, [0.7, 1.3] x M / G, and skewed; the rest against the previous picks): 256 x 128 was the fastest only
 //    on even draws of 129-249 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192) and lost 3-13% on skewed ones.
 //    Over the 30 rows measured, this step's picks came within 1.3% of each row's fastest tile on average (at most
-//    9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one build per side, two rounds, 24
-//    rows it moves): -2.8% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on those even draws).
+//    9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one build per side, two rounds): on
+//    the 18 rows it moves -3.7% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on those even draws); 6 controls
+//    within 0.2%.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -197,7 +197,7 @@
 //    tiles looked cheaper than 3.4 of 128 x 192, which ran 10% faster). Measured on an H200 (benchmarks/NOTES.md 94:
 //    256 x 128 and 128 x 128 / 160 / 192 forced on MoE layers of published models and synthetic ones, group sizes
 //    drawn even, [0.7, 1.3] x M / G, and skewed; the rest against the previous picks): 256 x 128 was the fastest only
-//    on even draws of 129-249 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192) and lost 3-13% on skewed ones.
+//    on even draws averaging 130-192 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192) and lost 0.7-16% on skewed ones.
 //    Over the 30 rows measured, this step's picks came within 1.3% of each row's fastest tile on average (at most
 //    9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one build per side, two rounds): on
 //    the 18 rows it moves -3.7% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on those even draws); 6 controls

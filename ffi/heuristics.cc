@@ -190,18 +190,18 @@
 //    (the clusters on the smaller grid -1.2% to -1.9%, +0.2% on 4096 x 1536 x 7168; no clusters on 132 CTAs -0.3% on
 //    4096 x 2112 x 7168), on 16384 x 2112 x 7168 the smaller grid alone -1.0%. K = 2048 (16 K blocks, no clusters
 //    before either) lost 0.8% on 118 CTAs: not taken there. Other widths are unmeasured and keep step 5.
-// 16. Ragged groups of fewer than kGroupedTallMinRows rows (M / G): the host never sees their sizes, and step 5's
-//    count fills 256-row tiles exactly where M / G is a multiple of 256 (4096 rows over 16 groups), though about half
-//    the groups then need one more tile. So over K >= 2048 (kRaggedTallMinKBlocks) they take 128-row tiles, and since
-//    their tile count is a guess, their cost takes its waves unrounded (rounded, a guess of 4.97 waves of 128 x 128
-//    tiles looked cheaper than 3.4 of 128 x 192, which ran 10% faster). Measured on an H200 (benchmarks/NOTES.md 94:
-//    256 x 128 and 128 x 128 / 160 / 192 forced on MoE layers of published models and synthetic ones, group sizes
-//    drawn even, [0.7, 1.3] x M / G, and skewed; the rest against the previous picks): 256 x 128 was the fastest only
-//    on even draws averaging 130-192 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192) and lost 0.7-16% on skewed ones.
-//    Over the 30 rows measured, this step's picks came within 1.3% of each row's fastest tile on average (at most
-//    9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one build per side, two rounds): on
-//    the 18 rows it moves -3.7% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on those even draws); 6 controls
-//    within 0.2%.
+// 16. Ragged groups of fewer than kGroupedTallMinRows rows (M / G): the host never sees their sizes, and step 5's count
+//    fills 256-row tiles exactly where M / G is a multiple of 256 (4096 rows over 16 groups), though about half the
+//    groups then need one more tile. So over K >= 2048 (kRaggedTallMinKBlocks) they take 128-row tiles, and since
+//    their tile count is a guess, their cost takes its waves unrounded (rounded, 64 groups of 128 rows at N = 2048
+//    tied 7.8 waves of 128 x 128 tiles with 5.3 of 128 x 192, which ran up to 6% faster). Measured on an H200
+//    (benchmarks/NOTES.md 94: 256 x 128 and 128 x 128 / 160 / 192 forced on MoE layers of published models and
+//    synthetic ones, group sizes drawn even, [0.7, 1.3] x M / G, and skewed; the rest against the previous picks): 256
+//    x 128 was the fastest only on even draws averaging 130-192 rows per group (5.1% / 5.4% / 9.5% ahead of 128 x 192)
+//    and lost 0.7-16% on skewed ones. Over the 30 rows measured, this step's picks came within 1.3% of each row's
+//    fastest tile on average (at most 9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one
+//    build per side, two rounds): on the 18 rows it moves -3.7% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on
+//    those even draws); 6 controls within 0.2%.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -977,10 +977,11 @@ def test_tune_segments(monkeypatch):
 def test_short_ragged_groups_take_128_row_tiles(monkeypatch):
     """Step 16: ragged groups of fewer than 384 rows (M / G) over K >= 2048 take 128-row tiles, whose last tile per
     group wastes half as many rows where group sizes vary (H200, NOTES 94: 256 x 128 lost 0.7-16% on skewed draws);
-    M / G a multiple of 256 used to fill 256-row tiles in the count. Their cost takes its waves unrounded: 4096 rows
-    over 16 groups at N = 2048 rounded 4.97 waves of 128 x 128 up less than 3.4 of 128 x 192, which ran 10% faster."""
+    M / G a multiple of 256 used to fill 256-row tiles in the count. Their cost takes its waves unrounded: 64 groups
+    of 128 rows at N = 2048 rounded 7.8 waves of 128 x 128 and 5.3 of 128 x 192 to a tie, which 128 x 128 won; 128 x
+    192 ran up to 6% faster."""
     for g, rows, n, k in [(16, 256, 2048, 4096), (16, 256, 5760, 2880), (128, 256, 1536, 2048), (32, 192, 4096, 7168),
-                          (32, 130, 7168, 2048), (64, 128, 2880, 2880)]:
+                          (32, 130, 7168, 2048), (64, 128, 2880, 2880), (64, 128, 2048, 4096)]:
         c = _grouped("ragged", g * rows, n, k, g)
         assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
     # shorter K keeps the cost's choice between 128- and 256-row tiles (groups just over 128 rows: 256 x 128) ...

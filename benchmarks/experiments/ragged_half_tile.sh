@@ -12,18 +12,7 @@
 # controls (qwen235_up, dsv3_down_16k: picks unchanged) within 1%.
 #   bash benchmarks/experiments/ragged_half_tile.sh
 . "$(dirname "$0")/prelude.sh"
-patch="$(dirname "$0")/ragged_half_tile.patch"
-git apply --check "$patch" || { echo "ragged_half_tile.patch does not apply"; exit 1; }
-cp ffi/heuristics.cc /tmp/heuristics_old.cc  # (the sent tree's, which the device copy's git HEAD may not be)
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down qwen235_up dsv3_down_16k
         r192n4096k7168=32,6144,4096,7168 r256n2048k4096=16,4096,2048,4096 r128n2048k4096=64,8192,2048,4096
         r192n2880k2880=128,24576,2880,2880)
-for round in 1 2; do
-  for side in new old; do
-    cp /tmp/heuristics_old.cc ffi/heuristics.cc
-    [ "$side" = new ] && git apply "$patch"
-    build
-    timeout -k 5 130 python benchmarks/experiments/moe_models.py "$side$round" --ragged-only "${layers[@]}" 2>&1 |
-      grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/rows.txt"
-  done
-done
+heuristics_patch_rounds "$(dirname "$0")/ragged_half_tile.patch" "${layers[@]}"

@@ -10,19 +10,8 @@
 # draws of dsv3_up_4k, r192n4096k7168 and r192n2880k2880); the two new ones within a few %.
 #   bash benchmarks/experiments/ragged_short_groups.sh
 . "$(dirname "$0")/prelude.sh"
-patch="$(dirname "$0")/ragged_short_groups.patch"
-git apply --check "$patch" || { echo "ragged_short_groups.patch does not apply"; exit 1; }
-cp ffi/heuristics.cc /tmp/heuristics_old.cc  # (the sent tree's, which the device copy's git HEAD may not be)
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down
         r256n2048k4096=16,4096,2048,4096 r128n2048k4096=64,8192,2048,4096 r192n4096k7168=32,6144,4096,7168
         r192n2880k2880=128,24576,2880,2880 g32r128n4096k1536=32,4096,4096,1536
         g16r256n4096k7168=16,4096,4096,7168 g64r128n2880k2880=64,8192,2880,2880)
-for round in 1 2; do
-  for side in new old; do
-    cp /tmp/heuristics_old.cc ffi/heuristics.cc
-    [ "$side" = new ] && git apply "$patch"
-    build
-    timeout -k 5 130 python benchmarks/experiments/moe_models.py "$side$round" --ragged-only "${layers[@]}" 2>&1 |
-      grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/rows.txt"
-  done
-done
+heuristics_patch_rounds "$(dirname "$0")/ragged_short_groups.patch" "${layers[@]}"

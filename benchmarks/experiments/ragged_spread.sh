@@ -11,19 +11,8 @@
 # the others unknown, within a few %.
 #   bash benchmarks/experiments/ragged_spread.sh
 . "$(dirname "$0")/prelude.sh"
-patch="$(dirname "$0")/ragged_spread.patch"
-git apply --check "$patch" || { echo "ragged_spread.patch does not apply"; exit 1; }
-cp ffi/heuristics.cc /tmp/heuristics_old.cc  # (the sent tree's, which the device copy's git HEAD may not be)
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down qwen235_down
         r256n2048k4096=16,4096,2048,4096 r128n2048k4096=64,8192,2048,4096
         g32r128n4096k1536=32,4096,4096,1536
         g8r192n7168k2048=8,1536,7168,2048 g8r384n1536k2048=8,3072,1536,2048)
-for round in 1 2; do
-  for side in new old; do
-    cp /tmp/heuristics_old.cc ffi/heuristics.cc
-    [ "$side" = new ] && git apply "$patch"
-    build
-    timeout -k 5 130 python benchmarks/experiments/moe_models.py "$side$round" --ragged-only "${layers[@]}" 2>&1 |
-      grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/rows.txt"
-  done
-done
+heuristics_patch_rounds "$(dirname "$0")/ragged_spread.patch" "${layers[@]}"

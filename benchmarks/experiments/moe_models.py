@@ -16,7 +16,8 @@ Each layer is (local experts G, rows routed to them R, N, K) as one GPU holds it
 Group sizes: "even" as the benchmark draws them ([0.7, 1.3] x R / G), "skewed" R rows routed by lognormal expert
 popularity (sigma 0.6; some groups small, the largest up to ~4x the mean). Contiguous pads each group to 128 rows (id -1).
 Masked (--masked): decode, expected rows per expert E, masked_m in [0.7, 1.3] x E, buffers of 4 x E rows (>= 128);
-where named, the benchmark table's masked rows too (mGxEnNkK, e.g. m1x1024n4096k7168).
+where named, the benchmark table's masked shapes too (mGxEnNkK, e.g. m1x1024n4096k7168; drawn and buffered as above,
+not as the table's own rows).
 Each line ends with the heuristics' configuration for that problem on 132 SMs (both H100 and H200 have 132), as the
 host computes it before the call: tile, stages, cluster, and "t", the model's estimate of the tile count (the
 kernel's real count depends on the group sizes).

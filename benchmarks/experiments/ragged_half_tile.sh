@@ -10,6 +10,7 @@
 # for each side (host code), two rounds, the sides alternating; the layers below, both group draws each.
 # Predicted: the three rows above as measured (-4% to -10%); DeepSeek-V3 4k and the synthetic rows -2% to -8%; the
 # controls (qwen235_up, dsv3_down_16k: picks unchanged) within 1%.
+# The patch is against 6b0b738's ffi/heuristics.cc (step 16, 899cbcd, changed that file since: it no longer applies).
 #   bash benchmarks/experiments/ragged_half_tile.sh
 . "$(dirname "$0")/prelude.sh"
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down qwen235_up dsv3_down_16k

@@ -8,6 +8,7 @@
 # and two it moves that no run measured yet: g16r256n4096k7168 (256 x 128 -> 128 x 192) and g64r128n2880k2880.
 # Predicted: the measured rows as measured (-3% to -10% where HEAD's pick was 4-13% off; +5% to +10% on the even
 # draws of dsv3_up_4k, r192n4096k7168 and r192n2880k2880); the two new ones within a few %.
+# The patch is against 6b0b738's ffi/heuristics.cc (it landed in 899cbcd as step 16: it no longer applies).
 #   bash benchmarks/experiments/ragged_short_groups.sh
 . "$(dirname "$0")/prelude.sh"
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down

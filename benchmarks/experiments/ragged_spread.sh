@@ -9,6 +9,7 @@
 # g8r384).
 # Predicted: the oracle's rows as it timed them (-3% to -10% where HEAD's pick was 5-13% off, +5% on dsv3_up_4k even);
 # the others unknown, within a few %.
+# The patch is against 6b0b738's ffi/heuristics.cc (step 16, 899cbcd, changed that file since: it no longer applies).
 #   bash benchmarks/experiments/ragged_spread.sh
 . "$(dirname "$0")/prelude.sh"
 layers=(dsv3_up_4k dsv3_down_4k qwen30_up gptoss_up gptoss_down qwen235_down

@@ -36,12 +36,12 @@ moe_contiguous_rounds() {
     done
   done
 }
-# `heuristics_patch_rounds PATCH LAYER...`: the sent tree's ffi/heuristics.cc against it with PATCH applied (host
-# code: the package rebuilt for each side), two rounds, the sides alternating; moe_models.py's ragged rows of the
-# layers (name, or name=G,R,N,K), labelled newR / oldR and appended to $OUT/rows.txt.
-heuristics_patch_rounds() {
-  local patch=$1 round side
-  shift
+# `patch_rounds PATCH RUN ARG...`: the sent tree's ffi/heuristics.cc against it with PATCH applied (host code: the
+# package rebuilt for each side), two rounds, the sides alternating; each side runs `RUN LABEL ARG...` (LABEL: newR /
+# oldR), its lines appended to $OUT/rows.txt.
+patch_rounds() {
+  local patch=$1 run=$2 round side
+  shift 2
   git apply --check "$patch" || { echo "$(basename "$patch") does not apply"; exit 1; }
   cp ffi/heuristics.cc /tmp/heuristics_old.cc  # (the sent tree's, which the device copy's git HEAD may not be)
   for round in 1 2; do
@@ -49,9 +49,12 @@ heuristics_patch_rounds() {
       cp /tmp/heuristics_old.cc ffi/heuristics.cc
       [ "$side" = new ] && git apply "$patch"
       build
-      timeout -k 5 130 python benchmarks/experiments/moe_models.py "$side$round" --ragged-only "$@" 2>&1 |
-        grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/rows.txt"
+      "$run" "$side$round" "$@" 2>&1 | grep -vE "^(W|I)[0-9]{4}|absl" | tee -a "$OUT/rows.txt"
     done
   done
   cp /tmp/heuristics_old.cc ffi/heuristics.cc
 }
+# `heuristics_patch_rounds PATCH LAYER...`: patch_rounds over moe_models.py's ragged rows of the layers (name, or
+# name=G,R,N,K).
+ragged_rows() { timeout -k 5 130 python benchmarks/experiments/moe_models.py "$1" --ragged-only "${@:2}"; }
+heuristics_patch_rounds() { patch_rounds "$1" ragged_rows "${@:2}"; }

@@ -1,7 +1,9 @@
 """Masked GEMM kernel times over several masked_m draws per shape (the kernel's tile count depends on them; the
 host's configuration only on expected_m), for comparing DG_TUNE_* settings set before this process starts:
 
-    DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS]
+    DG_TUNE_BLOCK_N=192 python benchmarks/experiments/masked_draws.py [DRAWS [GxExNxK ...]]
+
+(GxExNxK: shapes to run instead of SHAPES, e.g. 8x256x4096x7168.)
 
 JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES; JDG_EXACT=1 takes
 masked_m = expected in every group (one draw of whole 128-row blocks; an even count per group where expected >= 256).
@@ -24,6 +26,8 @@ from jax_deepgemm import (get_num_sms, m_grouped_fp8_gemm_nt_masked, per_block_c
 
 SHAPES = bg.MASKED_SHAPES + [(8, 128, 4096, 7168), (8, 128, 7168, 2048), (16, 64, 4096, 7168)]
 draws = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+if len(sys.argv) > 2:
+    SHAPES = [tuple(int(x) for x in shape.split("x")) for shape in sys.argv[2:]]
 if "JDG_NUM_SMS" in os.environ:
     set_num_sms(int(os.environ["JDG_NUM_SMS"]))
 if "JDG_SHAPES" in os.environ:

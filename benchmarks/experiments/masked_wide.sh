@@ -4,8 +4,8 @@
 # of >= 512 rows over K >= 4096.
 # Why: masked_tile_oracle.sh (NOTES 95, H200) found 128 x 160 / 192 fastest on seven of the eight masked rows of
 # 128-row tiles (table and decode), by 4-18% against the model's pick, and 256 x 128 8% slower than 128 x 128 on the
-# two rows that take it. With the tile counts of the masked_m drawn, the model's cost ranks the 128-row widths as
-# measured on all eight (one tie); the host sees only expected_m, and over unrounded waves the cost takes 128 x 192 there.
+# two rows that take it. With the tile counts of the masked_m drawn, the model's cost puts the fastest 128-row width
+# first on all eight (one tie); the host sees only expected_m, and over unrounded waves the cost takes 128 x 192 there.
 # Predicted (that draw): -4% to -15% on six rows, +1% / +2% on two (m1x1024n7168k2048, m4x256n7168k2048).
 # One call (estimated at 5-6 minutes): two rounds, one build per side; masked_draws.py's nine shapes over six draws
 # each, and moe_models.py's five decode rows.

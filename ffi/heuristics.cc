@@ -77,7 +77,10 @@
 //    x 4096 x 7168 -4.8%, 2 x 512 x 4096 x 7168 -5.1% (per draw -16% to +7%; without the tail split +3.5% / +5%), but
 //    4 x 256 / 8 x 128 / 16 x 64 rows +3% to +17% and K = 2048 (no tail split) 0% to +10%. So masked groups of
 //    expected_m >= kMaskedTallMinRows over K with the tail split take 256 x 128 (the width measured; the cost alone
-//    would take 256 x 64 there).
+//    would take 256 x 64 there). Checked again on an H200 (NOTES 95: 128 x 128 / 160 / 192 and 256 x 128 forced over
+//    six masked_m draws of nine shapes): these picks were the fastest static choice or within 2.2% of it on eight
+//    shapes (4 x 256 x 4096 x 7168: 128 x 192 6.4% faster), but the fastest tile changes with the draw (up to 39%),
+//    and wider masked tiles for groups of 129-511 rows over long K lost 0.3% on shapes held out: not taken.
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least

@@ -254,6 +254,15 @@ int d_atom_swizzle(int block_n) {
   }
 }
 
+// The CTAs to launch: the config's grid, at most the device's SMs, in whole clusters. The config's grid counts the
+// SMs of the lowering machine (num_sms); a program lowered elsewhere (jax.export, or ahead of time without a GPU)
+// may run on a GPU with fewer. The kernels step over their tiles by the grid, so any whole number of clusters is
+// correct; more CTAs than SMs would queue as a second wave of persistent CTAs.
+int launch_grid(const Fp8GemmConfig& cfg, int device_sms) {
+  const int per_cluster = fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split);
+  return std::min(cfg.grid, std::max(device_sms / per_cluster, 1) * per_cluster);
+}
+
 // Loads the state's kernel into the current context for `device` (once); thread-safe.
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::int32_t device) {
   if (device < 0 || device >= kMaxDevices)
@@ -267,9 +276,10 @@ ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::i
     slot.store(loaded, std::memory_order_release);
     if (env::jit_debug())
       std::fprintf(stderr,
-                   "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d): grid=%d block=%d smem=%d B, "
-                   "%d registers, %d B local memory per thread\n",
-                   state->kernel->name.c_str(), device, loaded->device, state->config.grid,
+                   "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d, %d SMs): grid=%d block=%d "
+                   "smem=%d B, %d registers, %d B local memory per thread\n",
+                   state->kernel->name.c_str(), device, loaded->device, loaded->num_sms,
+                   launch_grid(state->config, loaded->num_sms),
                    state->config.num_threads, state->config.smem_bytes, loaded->num_regs, loaded->local_bytes);
     return loaded;
   } catch (const std::exception& e) {
@@ -476,8 +486,9 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split));
   cluster.value.cluster_dim[1] = 1;
   cluster.value.cluster_dim[2] = 1;
+  const int grid = launch_grid(cfg, (*loaded)->num_sms);
   cu::CUlaunchConfig launch{};
-  launch.grid_dim[0] = static_cast<unsigned>(cfg.grid);
+  launch.grid_dim[0] = static_cast<unsigned>(grid);
   launch.grid_dim[1] = launch.grid_dim[2] = 1;
   launch.block_dim[0] = static_cast<unsigned>(cfg.num_threads);
   launch.block_dim[1] = launch.block_dim[2] = 1;
@@ -494,8 +505,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +
                                 cu::error_message("cuLaunchKernelEx", r));
   if ((*loaded)->profile_report != nullptr) {  // DG_PROFILE_WAITS: print what the kernel measured (fp8_gemm_abi.h)
-    int grid = cfg.grid;
-    void* report_params[] = {&grid};
+    int report_grid = grid;
+    void* report_params[] = {&report_grid};
     cu::CUlaunchConfig report{};
     report.grid_dim[0] = report.grid_dim[1] = report.grid_dim[2] = 1;
     report.block_dim[0] = 256;

@@ -20,15 +20,19 @@ from .layout import (
     transform_sf_into_required_layout,
 )
 from .quantization import ceil_to_ue8m0, dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
-from .runtime import get_num_sms, set_num_sms
+from .kernels import export_disabled_checks
+from .runtime import get_num_sms, register_ffi_targets, set_num_sms
 from .testing import calc_diff
 
 __version__ = "0.1.0"
+
+register_ffi_targets()  # for programs that hold our calls without this process lowering one (jax.export)
 
 __all__ = [
     "calc_diff",
     "ceil_to_ue8m0",
     "dequantize",
+    "export_disabled_checks",
     "fp8_dot",
     "fp8_gemm_nn",
     "fp8_gemm_nt",
@@ -45,6 +49,7 @@ __all__ = [
     "per_block_cast_to_fp8",
     "per_token_cast_to_fp8",
     "ragged_dot",
+    "register_ffi_targets",
     "set_num_sms",
     "transform_sf_into_required_layout",
 ]

@@ -13,6 +13,14 @@ import jax.numpy as jnp
 from . import runtime
 
 FP8_GEMM_TARGET = "jdg_fp8_gemm"  # every family: the "grouping" attribute selects the grouped layouts
+
+
+def export_disabled_checks() -> list:
+    """What `jax.export.export(..., disabled_checks=...)` needs to serialize a program holding our kernels' calls:
+    JAX refuses custom calls that it does not know to be stable unless told. The call's attributes describe the
+    problem (shapes, dtypes, the lowering machine's SM count, a cap at run time); an artifact needs a jax_deepgemm
+    whose target takes the same attributes (no promise across releases), imported by the process that runs it."""
+    return [jax.export.DisabledSafetyCheck.custom_call(FP8_GEMM_TARGET)]
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
 

@@ -72,7 +72,10 @@ def extension_error() -> str | None:
 
 def register_ffi_targets() -> bool:
     """Registers the extension's state types, then its targets, for the CUDA platform (once; threads lowering
-    programs at the same time wait for the first one's registration instead of repeating it)."""
+    programs at the same time wait for the first one's registration instead of repeating it). `import jax_deepgemm`
+    calls it, so that a program holding our calls runs without this process lowering one first (a deserialized
+    `jax.export` artifact). XLA keeps registrations made before its CUDA backend starts until it does, and a process
+    without one never uses them. False (and nothing registered) when the extension is unavailable."""
     global _registered
     with _register_lock:
         if _registered:

@@ -5,6 +5,7 @@
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
 #   bash tools/gpu_session.sh par [1|2]             the GPU test files in 8 parallel processes; 1 / 2: half of them
 #                                                   each (one device call per half)
+#   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap and Flax NNX / Equinox layer tests with the kernels active
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
@@ -110,6 +111,16 @@ case "$phase" in
       echo ": SOME DID NOT RUN")"
     tar czf "$OUT/tests_par_logs.tgz" -C "$OUT" par && rm -r "$OUT/par"
     [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 240 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
+    ;;
+  export)
+    # tests/test_export.py with the kernels (artifacts called here and from fresh processes, programs lowered for more
+    # SMs), then those programs' kernel times (benchmarks/experiments/grid_cap.py). jax.export's serialization needs
+    # flatbuffers: from a wheel carried in .whl/ where the machine has none.
+    python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+    timeout -k 5 420 python -I -m pytest tests/test_export.py -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_export.log"
+    echo "export: $(tail -1 "$OUT/tests_export.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_export.log" | head -5
+    timeout -k 5 150 python benchmarks/experiments/grid_cap.py ${JDG_GRID_CAP_SHAPES:-4096,7168,7168 4096,2112,7168 \
+      64,2112,7168 128,7168,16384} 2>&1 | quiet | tee "$OUT/grid_cap.txt"
     ;;
   nn)
     # Written for the CPU reference (CI), these run the kernels wherever an sm_90 GPU is the default device; flax

@@ -1,0 +1,202 @@
+"""Programs holding our GEMMs through `jax.export`: exported for CPU and CUDA at once, serialized, deserialized and
+called, against the float64 oracle and the same program called directly. On the CPU the artifact runs its reference
+branch; on an sm_90 GPU its kernel calls, also from a fresh process that never lowered one of our ops (the targets
+are registered by `import jax_deepgemm`). Last, a program lowered for more SMs than the GPU has (as an artifact
+from a larger GPU would be) launches at most one CTA per SM and stays correct.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import BF16, F32, assert_matches, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, seed_of
+from jax import export
+
+import jax_deepgemm as dg
+import oracle
+from jax_deepgemm import runtime
+
+_SM90 = [d for d in runtime.cuda_devices() if runtime.is_sm90(d)]
+PLATFORMS = ("cpu", "cuda")
+
+
+def _dense():
+    a = q_lhs(randn(seed_of("export", "a"), (200, 384)))
+    b = q_rhs(randn(seed_of("export", "b"), (260, 384)))
+    c = randn(seed_of("export", "c"), (200, 260))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    return (lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32)), (a, b, c), \
+        oracle.gemm(a64, b64, oracle.f64(c)), oracle.gemm_bound(a64, b64, oracle.f64(c)), F32
+
+
+def _ragged():
+    sizes = np.asarray([70, 0, 150, 36], np.int32)
+    a = q_lhs(randn(seed_of("export", "ra"), (256, 256)))
+    b = q_rhs_batched(randn(seed_of("export", "rb"), (4, 192, 256)))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    return dg.fp8_grouped_gemm_nt, (a, b, jnp.asarray(sizes)), oracle.ragged(a64, b64, sizes), \
+        oracle.ragged(a64, b64, sizes, fn=oracle.gemm_bound), BF16
+
+
+def _masked():
+    masked_m = np.asarray([100, 0, 256], np.int32)
+    a = q_lhs_batched(randn(seed_of("export", "ma"), (3, 256, 256)))
+    b = q_rhs_batched(randn(seed_of("export", "mb"), (3, 160, 256)))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    rows = oracle.masked_valid(masked_m, 3, 256)
+    fn = lambda a, b, m: dg.m_grouped_fp8_gemm_nt_masked(a, b, m, expected_m=128)  # noqa: E731
+    return fn, (a, b, jnp.asarray(masked_m)), oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), \
+        BF16, rows
+
+
+def _k_grouped():
+    sizes = np.asarray([256, 128, 384], np.int32)
+    a = q_lhs(randn(seed_of("export", "ka"), (136, 768)))
+    b = q_lhs(randn(seed_of("export", "kb"), (200, 768)))
+    c = randn(seed_of("export", "kc"), (3, 136, 200))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    fn = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)  # noqa: E731
+    return fn, (a, b, jnp.asarray(sizes), c), oracle.k_grouped(a64, b64, sizes, oracle.f64(c)), \
+        oracle.k_grouped(a64, b64, sizes, oracle.f64(c), fn=oracle.gemm_bound), F32
+
+
+CASES = {"dense": _dense, "ragged": _ragged, "masked": _masked, "k_grouped": _k_grouped}
+
+
+def _round_trip(fn, args):
+    exported = export.export(jax.jit(fn), platforms=PLATFORMS, disabled_checks=dg.export_disabled_checks())(*args)
+    return exported, export.deserialize(exported.serialize())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_exported_program_round_trip(case):
+    fn, args, expected, bound, out_dtype, *rows = CASES[case]()
+    exported, restored = _round_trip(fn, args)
+    assert restored.platforms == PLATFORMS
+    assert "jdg_fp8_gemm" in exported.mlir_module(), "the CUDA branch should call the kernel"
+    out = restored.call(*args)
+    assert_matches(out, expected, bound, out_dtype, rows=rows[0] if rows else None)
+    direct = jax.jit(fn)(*args)
+    mask = rows[0] if rows else np.ones(out.shape[:-1], bool)
+    np.testing.assert_array_equal(oracle.f64(out)[mask], oracle.f64(direct)[mask])
+
+
+def test_export_needs_the_disabled_checks():
+    """Without them JAX refuses our custom call (it cannot know the target stays stable); the error names it."""
+    fn, args, *_ = _dense()
+    with pytest.raises(ValueError, match="jdg_fp8_gemm"):
+        export.export(jax.jit(fn), platforms=("cuda",))(*args)
+
+
+def test_exported_gradient_of_fp8_dot():
+    """fp8_dot's FP8 backward pass (custom VJP: three GEMM calls) exports like any program."""
+    x = randn(seed_of("export", "x"), (64, 256)).astype(BF16)
+    w = randn(seed_of("export", "w"), (256, 192), spread=False)
+    grad = jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w).astype(F32) ** 2), argnums=(0, 1))
+    exported, restored = _round_trip(grad, (x, w))
+    assert exported.mlir_module().count("jdg_fp8_gemm") >= 3
+    for got, want in zip(restored.call(x, w), jax.jit(grad)(x, w)):
+        np.testing.assert_array_equal(oracle.f64(got), oracle.f64(want))
+
+
+def test_exported_shard_map_program():
+    """Inside shard_map our calls lower per shard, with no partitioning callback, so the program exports (a jit over
+    sharded operands partitions through custom_partitioning, whose callback jax.export cannot serialize)."""
+    devices = jax.devices()[:4]
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("d",))
+    P = jax.sharding.PartitionSpec
+    fn, (a, b, c), expected, bound, out_dtype = _dense()
+    a = (a[0][:192], a[1][:192])
+    c = c[:192]
+    expected, bound = expected[:192], bound[:192]
+    body = jax.shard_map(fn, mesh=mesh, in_specs=((P("d"), P("d")), (P(), P()), P("d")), out_specs=P("d"))
+    args = jax.device_put((a, b, c), ((jax.sharding.NamedSharding(mesh, P("d")),) * 2,
+                                      (jax.sharding.NamedSharding(mesh, P()),) * 2,
+                                      jax.sharding.NamedSharding(mesh, P("d"))))
+    exported, restored = _round_trip(body, args)
+    assert restored.nr_devices == len(devices)
+    out = restored.call(*args)
+    assert_matches(out, expected, bound, out_dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_artifact_runs_in_a_fresh_process(case, tmp_path):
+    """A process that imports jax_deepgemm, deserializes and calls, without lowering one of our ops itself."""
+    fn, args, expected, bound, out_dtype, *rows = CASES[case]()
+    exported, _ = _round_trip(fn, args)
+    (tmp_path / "program.bin").write_bytes(exported.serialize())
+    leaves = [np.asarray(x) for x in jax.tree.leaves(args)]
+    np.savez(tmp_path / "args.npz", *[x.view(np.uint8) if x.dtype.itemsize == 1 else x for x in leaves])
+    script = textwrap.dedent("""
+        import sys
+        import jax, jax.numpy as jnp, numpy as np
+        from jax import export
+        import jax_deepgemm  # registers the FFI targets
+        folder = sys.argv[1]
+        restored = export.deserialize(open(folder + "/program.bin", "rb").read())
+        stored = np.load(folder + "/args.npz")
+        leaves = [stored[f"arr_{i}"] for i in range(len(stored.files))]
+        leaves = [jnp.asarray(x.view(a.dtype)) for x, a in zip(leaves, jax.tree.leaves(restored.in_avals))]
+        assert jax.devices()[0].platform == "gpu", jax.devices()
+        out = restored.call(*jax.tree.unflatten(restored.in_tree, leaves)[0])
+        np.save(folder + "/out.npy", np.asarray(out.astype(jnp.float32)))
+    """)
+    env = dict(os.environ, DG_POISON_OUTPUTS="1")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = jnp.asarray(np.load(tmp_path / "out.npy")).astype(out_dtype)
+    assert_matches(out, expected, bound, out_dtype, rows=rows[0] if rows else None)
+
+
+# Problems of more tiles than an H100 or H200 has SMs, so that a grid for four times the SMs is cut: (M, N, K),
+# forced DG_TUNE_* settings. What the heuristics take at 528 SMs: 256 x 128 tiles (512 CTAs); split K's pairs (264);
+# the same 256 x 128 tiles forced into clusters of 2 sharing A.
+MANY_TILES = {"dense": ((4096, 4096, 4096), {}), "split_k": ((64, 2112, 7168), {}),
+              "clusters": ((4096, 4096, 4096), {"DG_TUNE_CLUSTER": "2"})}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")
+@pytest.mark.parametrize("kind", sorted(MANY_TILES) + ["masked_tail_split"])
+def test_program_lowered_for_more_sms(kind, monkeypatch, capfd):
+    """The lowering's SM count (an attribute; the config's grid follows it) is four times the GPU's, as in an
+    artifact from a larger GPU: the launcher caps the grid at the GPU's SMs (persistent CTAs step over the tiles),
+    and the results stay right."""
+    sms = _SM90[0].core_count
+    monkeypatch.setattr(runtime, "get_num_sms", lambda: 4 * sms)
+    monkeypatch.setenv("DG_JIT_DEBUG", "1")  # its "ready on device" line gives the grid launched
+    if kind == "masked_tail_split":  # over long K: the tail split's pairs; masked_m from the device, 1..1024 rows
+        masked_m = jnp.asarray([1024, 700, 1, 513], jnp.int32)
+        a = q_lhs_batched(randn(seed_of("sms", 1), (4, 1024, 4096)))
+        b = q_rhs_batched(randn(seed_of("sms", 2), (4, 1024, 4096)))
+        fn = lambda a, b, m: dg.m_grouped_fp8_gemm_nt_masked(a, b, m, expected_m=800)  # noqa: E731
+        args = (a, b, masked_m)
+    else:
+        (m, n, k), forced = MANY_TILES[kind]
+        for name, value in forced.items():
+            monkeypatch.setenv(name, value)
+        a, b = q_lhs(randn(seed_of("sms", m), (m, k))), q_rhs(randn(seed_of("sms", n), (n, k)))
+        fn, args = dg.fp8_gemm_nt, (a, b)
+    jax.clear_caches()  # the environment is read when XLA compiles
+    assert f"num_sms = {4 * sms}" in jax.jit(fn).lower(*args).as_text()
+    out = jax.jit(fn)(*args)
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    if kind == "masked_tail_split":
+        rows = oracle.masked_valid(np.asarray(masked_m), 4, 1024)
+        assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=rows)
+    else:
+        assert_matches(out, oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
+    grids = [int(g) for g in re.findall(r"ready on device .*?: grid=(\d+)", capfd.readouterr().err)]
+    assert grids and all(0 < g <= sms for g in grids), grids
+    jax.clear_caches()  # later tests compile for the GPU's own SM count

@@ -78,26 +78,51 @@ const DriverApi& driver() {
   return loaded().api;
 }
 
-int min_peak_memory_gbs() {
+namespace {
+
+void check_call(const char* function, CUresult r) {
+  if (r != CUDA_SUCCESS) throw std::runtime_error(error_message(function, r));
+}
+
+// The lowest of value(device) over the devices the driver sees. Throws std::runtime_error naming `what` when the
+// driver sees none, or the failing call.
+template <typename Value>
+double lowest_over_devices(const char* what, Value value) {
   const DriverApi& d = driver();
-  auto check = [](const char* function, CUresult r) {
-    if (r != CUDA_SUCCESS) throw std::runtime_error(error_message(function, r));
-  };
   int count = 0;
-  check("cuDeviceGetCount", d.cuDeviceGetCount(&count));
-  if (count < 1) throw std::runtime_error("min_peak_memory_gbs: the CUDA driver sees no device");
+  check_call("cuDeviceGetCount", d.cuDeviceGetCount(&count));
+  if (count < 1) throw std::runtime_error(std::string(what) + ": the CUDA driver sees no device");
   double lowest = 0;
   for (int i = 0; i < count; ++i) {
     CUdevice device = 0;
-    int clock_khz = 0, bus_bits = 0;
-    check("cuDeviceGet", d.cuDeviceGet(&device, i));
-    check("cuDeviceGetAttribute", d.cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device));
-    check("cuDeviceGetAttribute",
-          d.cuDeviceGetAttribute(&bus_bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device));
-    const double gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-    if (i == 0 || gbs < lowest) lowest = gbs;
+    check_call("cuDeviceGet", d.cuDeviceGet(&device, i));
+    const double v = value(d, device);
+    if (i == 0 || v < lowest) lowest = v;
   }
-  return static_cast<int>(lowest + 0.5);
+  return lowest;
+}
+
+int attribute(const DriverApi& d, CUdevice device, int which) {
+  int v = 0;
+  check_call("cuDeviceGetAttribute", d.cuDeviceGetAttribute(&v, which, device));
+  return v;
+}
+
+}  // namespace
+
+int min_peak_memory_gbs() {
+  const double gbs = lowest_over_devices("min_peak_memory_gbs", [](const DriverApi& d, CUdevice device) {
+    const int clock_khz = attribute(d, device, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+    const int bus_bits = attribute(d, device, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  });
+  return static_cast<int>(gbs + 0.5);
+}
+
+int min_multiprocessor_count() {
+  return static_cast<int>(lowest_over_devices("min_multiprocessor_count", [](const DriverApi& d, CUdevice device) {
+    return attribute(d, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  }));
 }
 
 bool driver_version(int* version, std::string* error) {

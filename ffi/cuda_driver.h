@@ -101,6 +101,9 @@ bool driver_version(int* version, std::string* error);
 // sees. Throws std::runtime_error when the driver cannot be loaded or initialised, a call fails, or it sees none.
 int min_peak_memory_gbs();
 
+// The fewest multiprocessors (SMs) over the devices the driver sees; throws as min_peak_memory_gbs.
+int min_multiprocessor_count();
+
 // "cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)".
 std::string error_message(const char* function, CUresult result);
 

@@ -57,6 +57,7 @@ void validate(const Fp8GemmProblem& p) {
   if (p.k % 16 != 0) fail("k must be a multiple of 16 (TMA row stride), got " + std::to_string(p.k));
   if (p.num_sms < 1) fail("num_sms must be >= 1, got " + std::to_string(p.num_sms));
   if (p.hbm_gbs < 0) fail("hbm_gbs must be >= 0 (0: unknown), got " + std::to_string(p.hbm_gbs));
+  if (p.sms_cap < 0) fail("sms_cap must be >= 0 (0: none), got " + std::to_string(p.sms_cap));
   if (p.c_kind < 0 || p.c_kind > 2) fail("c_kind must be 0 (no C), 1 (bf16) or 2 (f32), got " + std::to_string(p.c_kind));
   jit::check_arch(p.arch);
   if (!grouped(p)) {
@@ -254,15 +255,6 @@ int d_atom_swizzle(int block_n) {
   }
 }
 
-// The CTAs to launch: the config's grid, at most the device's SMs, in whole clusters. The config's grid counts the
-// SMs of the lowering machine (num_sms); a program lowered elsewhere (jax.export, or ahead of time without a GPU)
-// may run on a GPU with fewer. The kernels step over their tiles by the grid, so any whole number of clusters is
-// correct; more CTAs than SMs would queue as a second wave of persistent CTAs.
-int launch_grid(const Fp8GemmConfig& cfg, int device_sms) {
-  const int per_cluster = fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split);
-  return std::min(cfg.grid, std::max(device_sms / per_cluster, 1) * per_cluster);
-}
-
 // Loads the state's kernel into the current context for `device` (once); thread-safe.
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::int32_t device) {
   if (device < 0 || device >= kMaxDevices)
@@ -276,10 +268,9 @@ ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::i
     slot.store(loaded, std::memory_order_release);
     if (env::jit_debug())
       std::fprintf(stderr,
-                   "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d, %d SMs): grid=%d block=%d "
-                   "smem=%d B, %d registers, %d B local memory per thread\n",
-                   state->kernel->name.c_str(), device, loaded->device, loaded->num_sms,
-                   launch_grid(state->config, loaded->num_sms),
+                   "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d): grid=%d block=%d smem=%d B, "
+                   "%d registers, %d B local memory per thread\n",
+                   state->kernel->name.c_str(), device, loaded->device, state->config.grid,
                    state->config.num_threads, state->config.smem_bytes, loaded->num_regs, loaded->local_bytes);
     return loaded;
   } catch (const std::exception& e) {
@@ -321,12 +312,14 @@ ffi::ErrorOr<Fp8GemmProblem> decode_problem(const ffi::Dictionary& attrs) {
   JDG_ATTR(num_groups, std::int64_t, "num_groups", std::int64_t{1})
   JDG_ATTR(expected_m, std::int64_t, "expected_m", std::int64_t{0})
   JDG_ATTR(hbm_gbs, std::int64_t, "hbm_gbs", std::int64_t{0})
+  JDG_ATTR(sms_cap, std::int64_t, "sms_cap", std::int64_t{0})
 #undef JDG_ATTR
   p.m = *m;
   p.n = *n;
   p.k = *k;
   p.num_sms = static_cast<int>(std::clamp<std::int64_t>(*num_sms, 0, std::numeric_limits<int>::max()));
   p.hbm_gbs = static_cast<int>(std::clamp<std::int64_t>(*hbm_gbs, -1, std::numeric_limits<int>::max()));
+  p.sms_cap = static_cast<int>(std::clamp<std::int64_t>(*sms_cap, -1, std::numeric_limits<int>::max()));
   p.c_kind = static_cast<int>(*c_kind < 0 || *c_kind > 2 ? -1 : *c_kind);
   p.arch = std::string(*arch);
   p.a_e5m2 = *a_e5m2;
@@ -344,12 +337,23 @@ ffi::ErrorOr<Fp8GemmProblem> decode_problem(const ffi::Dictionary& attrs) {
   return p;
 }
 
-// INSTANTIATE: attributes only, no device. Choose the config and compile (through the caches).
+// INSTANTIATE: attributes only, no device. Choose the config and compile (through the caches). The SM count and
+// bandwidth the lowering saw (attributes num_sms, hbm_gbs) give way to those of this process's GPUs, the fewest SMs
+// (under set_num_sms's cap, sms_cap) and the lowest bandwidth, as jax_deepgemm.runtime reads them when it lowers:
+// a program lowered elsewhere (jax.export, or ahead of time without a GPU) takes the configuration for these GPUs.
 ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(ffi::Dictionary attrs) {
   auto problem = decode_problem(attrs);
   if (!problem.has_value()) return problem.error();
   auto state = std::make_unique<Fp8GemmState>();
   state->problem = *problem;
+  try {
+    const int sms = cu::min_multiprocessor_count();
+    state->problem.num_sms = problem->sms_cap > 0 ? std::min(sms, problem->sms_cap) : sms;
+    state->problem.hbm_gbs = cu::min_peak_memory_gbs();
+  } catch (const std::runtime_error&) {
+    // No driver or no device here (instantiated without a GPU, as the CPU tests do): the lowering's values stand,
+    // and loading the kernel onto a device (initialize) reports what is missing.
+  }
   try {
     Fp8GemmBuild built = build_fp8_gemm(state->problem);
     state->config = built.config;
@@ -486,9 +490,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   cluster.value.cluster_dim[0] = static_cast<unsigned>(fp8_gemm_cluster_ctas(cfg.cluster, cfg.split_k, cfg.tail_split));
   cluster.value.cluster_dim[1] = 1;
   cluster.value.cluster_dim[2] = 1;
-  const int grid = launch_grid(cfg, (*loaded)->num_sms);
   cu::CUlaunchConfig launch{};
-  launch.grid_dim[0] = static_cast<unsigned>(grid);
+  launch.grid_dim[0] = static_cast<unsigned>(cfg.grid);
   launch.grid_dim[1] = launch.grid_dim[2] = 1;
   launch.block_dim[0] = static_cast<unsigned>(cfg.num_threads);
   launch.block_dim[1] = launch.block_dim[2] = 1;
@@ -505,8 +508,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +
                                 cu::error_message("cuLaunchKernelEx", r));
   if ((*loaded)->profile_report != nullptr) {  // DG_PROFILE_WAITS: print what the kernel measured (fp8_gemm_abi.h)
-    int report_grid = grid;
-    void* report_params[] = {&report_grid};
+    int grid = cfg.grid;
+    void* report_params[] = {&grid};
     cu::CUlaunchConfig report{};
     report.grid_dim[0] = report.grid_dim[1] = report.grid_dim[2] = 1;
     report.block_dim[0] = 256;

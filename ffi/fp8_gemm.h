@@ -25,7 +25,8 @@ struct Fp8GemmProblem {
   Grouping grouping = Grouping::kDense;
   std::int64_t num_groups = 1;       // G (grouped); 1 for dense
   std::int64_t expected_m = 0;       // masked: expected rows per group (heuristic hint; <= 0: m)
-  int num_sms = 0;
+  int num_sms = 0;               // SMs the persistent kernels use (the handler: this process's GPUs', see sms_cap)
+  int sms_cap = 0;               // set_num_sms's cap, 0: none
   int hbm_gbs = 0;               // the GPU's peak HBM bandwidth, GB/s (dense split-K model); 0: unknown
   bool a_e5m2 = false;           // A is float8_e5m2 (else float8_e4m3fn)
   bool b_e5m2 = false;           // B is float8_e5m2
@@ -65,7 +66,7 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 // per-call-site state, which must be registered (jax.ffi.register_ffi_type) before the handlers.
 //
 // Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool),
-// optionally hbm_gbs (i64, default 0: unknown), and for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"
+// optionally hbm_gbs and sms_cap (i64, default 0: unknown / none), and for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"
 // | "k_grouped"; absent: dense), num_groups, expected_m (i64). Operands: a, a_scale, b, b_scale, then C (dense,
 // optional) or the int32 group data (grouped: m_indices [m], group_sizes [G] or masked_m [G]) and, k-grouped only, an
 // optional float32 C [G * m, n]; one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands flattened

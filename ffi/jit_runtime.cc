@@ -211,8 +211,6 @@ const LoadedKernel* load_kernel(const CompiledKernel& kernel, const std::string&
   check_cu(d->cuDeviceGetAttribute(&smem_optin, cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                    entry->device),
            "cuDeviceGetAttribute", on_device);
-  check_cu(d->cuDeviceGetAttribute(&entry->num_sms, cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, entry->device),
-           "cuDeviceGetAttribute", on_device);
   std::string wanted;
   if (!arch_runs_on(arch, major, minor, &wanted))
     throw std::runtime_error(on_device + ": the kernel was compiled for " + arch + ", which needs compute capability " +

@@ -40,7 +40,6 @@ struct LoadedKernel {
   // jdg_fp8_gemm_profile_report(int grid), which the launcher runs after the kernel to print what it measured).
   cu::CUfunction profile_report = nullptr;
   int device = -1;
-  int num_sms = 0;  // the device's multiprocessors (the launcher caps a persistent grid at them)
   int num_regs = 0;
   int local_bytes = 0;
 };

@@ -18,8 +18,8 @@ FP8_GEMM_TARGET = "jdg_fp8_gemm"  # every family: the "grouping" attribute selec
 def export_disabled_checks() -> list:
     """What `jax.export.export(..., disabled_checks=...)` needs to serialize a program holding our kernels' calls:
     JAX refuses custom calls that it does not know to be stable unless told. The call's attributes describe the
-    problem (shapes, dtypes, the lowering machine's SM count, a cap at run time); an artifact needs a jax_deepgemm
-    whose target takes the same attributes (no promise across releases), imported by the process that runs it."""
+    problem (shapes, dtypes, set_num_sms's cap); the process that runs an artifact must import a jax_deepgemm whose
+    target takes the same attributes (no promise across releases), and picks the kernels for its own GPUs."""
     return [jax.export.DisabledSafetyCheck.custom_call(FP8_GEMM_TARGET)]
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
@@ -42,7 +42,8 @@ def _scale_rows(x: jax.Array) -> jax.Array:
 
 
 def _common_attributes(a, b, per_row, out_dtype) -> dict:
-    return dict(k=a.shape[-1], num_sms=runtime.get_num_sms(), hbm_gbs=runtime.get_hbm_gbs(), arch=runtime.ARCH,
+    return dict(k=a.shape[-1], num_sms=runtime.get_num_sms(), sms_cap=runtime.get_sms_cap(),
+                hbm_gbs=runtime.get_hbm_gbs(), arch=runtime.ARCH,
                 a_e5m2=a.dtype == jnp.float8_e5m2, b_e5m2=b.dtype == jnp.float8_e5m2, b_scale_per_row=per_row,
                 out_f32=jnp.dtype(out_dtype) == jnp.float32)
 

@@ -110,6 +110,11 @@ def set_num_sms(n: int) -> None:
     _num_sms_cap = n
 
 
+def get_sms_cap() -> int:
+    """set_num_sms's cap, 0 when none was set (the kernels then use every SM of the GPU they run on)."""
+    return _num_sms_cap or 0
+
+
 def get_num_sms() -> int:
     devices = cuda_devices()
     available = min((getattr(d, "core_count", DEFAULT_NUM_SMS) for d in devices), default=DEFAULT_NUM_SMS)

@@ -2,27 +2,30 @@
 called, against the float64 oracle and the same program called directly. On the CPU the artifact runs its reference
 branch; on an sm_90 GPU its kernel calls, also from a fresh process that never lowered one of our ops (the targets
 are registered by `import jax_deepgemm`). Last, a program lowered for more SMs than the GPU has (as an artifact
-from a larger GPU would be) launches at most one CTA per SM and stays correct.
+from a larger GPU would be) runs the configuration for the GPU it runs on.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import sys
-import textwrap
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import pytest
-from conftest import BF16, F32, assert_matches, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, seed_of
-from jax import export
+os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
 
-import jax_deepgemm as dg
-import oracle
-from jax_deepgemm import runtime
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import textwrap  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from conftest import BF16, F32, assert_matches, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, seed_of  # noqa
+from jax import export  # noqa: E402
+
+import jax_deepgemm as dg  # noqa: E402
+import oracle  # noqa: E402
+from jax_deepgemm import runtime  # noqa: E402
 
 _SM90 = [d for d in runtime.cuda_devices() if runtime.is_sm90(d)]
 PLATFORMS = ("cpu", "cuda")
@@ -151,17 +154,15 @@ def test_artifact_runs_in_a_fresh_process(case, tmp_path):
         out = restored.call(*jax.tree.unflatten(restored.in_tree, leaves)[0])
         np.save(folder + "/out.npy", np.asarray(out.astype(jnp.float32)))
     """)
-    env = dict(os.environ, DG_POISON_OUTPUTS="1")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     out = jnp.asarray(np.load(tmp_path / "out.npy")).astype(out_dtype)
     assert_matches(out, expected, bound, out_dtype, rows=rows[0] if rows else None)
 
 
-# Problems of more tiles than an H100 or H200 has SMs, so that a grid for four times the SMs is cut: (M, N, K),
-# forced DG_TUNE_* settings. What the heuristics take at 528 SMs: 256 x 128 tiles (512 CTAs); split K's pairs (264);
-# the same 256 x 128 tiles forced into clusters of 2 sharing A.
+# Problems of more tiles than an H100 or H200 has SMs, whose configuration for four times the SMs differs: (M, N,
+# K), forced DG_TUNE_* settings. At 528 SMs the heuristics take 512 tiles of 256 x 128 (128 CTAs at 132 SMs), split K
+# over 132 pairs of 64 x 16 tiles (66 pairs of 64 x 32), and tiles forced into clusters of 2 sharing A.
 MANY_TILES = {"dense": ((4096, 4096, 4096), {}), "split_k": ((64, 2112, 7168), {}),
               "clusters": ((4096, 4096, 4096), {"DG_TUNE_CLUSTER": "2"})}
 
@@ -170,24 +171,28 @@ MANY_TILES = {"dense": ((4096, 4096, 4096), {}), "split_k": ((64, 2112, 7168), {
 @pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")
 @pytest.mark.parametrize("kind", sorted(MANY_TILES) + ["masked_tail_split"])
 def test_program_lowered_for_more_sms(kind, monkeypatch, capfd):
-    """The lowering's SM count (an attribute; the config's grid follows it) is four times the GPU's, as in an
-    artifact from a larger GPU: the launcher caps the grid at the GPU's SMs (persistent CTAs step over the tiles),
-    and the results stay right."""
-    sms = _SM90[0].core_count
+    """The lowering's SM count (an attribute) is four times the GPU's, as in an artifact from a larger GPU: the
+    handler takes the configuration for this GPU's SMs when XLA instantiates the call, and the results are right."""
+    sms = min(d.core_count for d in _SM90)
     monkeypatch.setattr(runtime, "get_num_sms", lambda: 4 * sms)
     monkeypatch.setenv("DG_JIT_DEBUG", "1")  # its "ready on device" line gives the grid launched
+    ext = runtime.extension()
     if kind == "masked_tail_split":  # over long K: the tail split's pairs; masked_m from the device, 1..1024 rows
         masked_m = jnp.asarray([1024, 700, 1, 513], jnp.int32)
         a = q_lhs_batched(randn(seed_of("sms", 1), (4, 1024, 4096)))
         b = q_rhs_batched(randn(seed_of("sms", 2), (4, 1024, 4096)))
         fn = lambda a, b, m: dg.m_grouped_fp8_gemm_nt_masked(a, b, m, expected_m=800)  # noqa: E731
         args = (a, b, masked_m)
+        config = lambda s: ext.select_fp8_gemm_config(1024, 1024, 4096, s, grouping="masked", num_groups=4,  # noqa
+                                                      expected_m=800)
     else:
         (m, n, k), forced = MANY_TILES[kind]
         for name, value in forced.items():
             monkeypatch.setenv(name, value)
         a, b = q_lhs(randn(seed_of("sms", m), (m, k))), q_rhs(randn(seed_of("sms", n), (n, k)))
         fn, args = dg.fp8_gemm_nt, (a, b)
+        config = lambda s: ext.select_fp8_gemm_config(m, n, k, s, hbm_gbs=runtime.get_hbm_gbs())  # noqa: E731
+    assert config(4 * sms) != config(sms), "not a case whose configuration depends on the SM count"
     jax.clear_caches()  # the environment is read when XLA compiles
     assert f"num_sms = {4 * sms}" in jax.jit(fn).lower(*args).as_text()
     out = jax.jit(fn)(*args)
@@ -198,5 +203,5 @@ def test_program_lowered_for_more_sms(kind, monkeypatch, capfd):
     else:
         assert_matches(out, oracle.gemm(a64, b64), oracle.gemm_bound(a64, b64), BF16)
     grids = [int(g) for g in re.findall(r"ready on device .*?: grid=(\d+)", capfd.readouterr().err)]
-    assert grids and all(0 < g <= sms for g in grids), grids
+    assert grids == [config(sms)["grid"]], grids
     jax.clear_caches()  # later tests compile for the GPU's own SM count

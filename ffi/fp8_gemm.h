@@ -66,11 +66,11 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p);
 // per-call-site state, which must be registered (jax.ffi.register_ffi_type) before the handlers.
 //
 // Attributes: m, n, k, num_sms, c_kind (i64), arch (string), a_e5m2, b_e5m2, b_scale_per_row, out_f32 (bool),
-// optionally hbm_gbs and sms_cap (i64, default 0: unknown / none), and for the grouped GEMMs grouping ("contiguous" | "ragged" | "masked"
-// | "k_grouped"; absent: dense), num_groups, expected_m (i64). Operands: a, a_scale, b, b_scale, then C (dense,
-// optional) or the int32 group data (grouped: m_indices [m], group_sizes [G] or masked_m [G]) and, k-grouped only, an
-// optional float32 C [G * m, n]; one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped operands flattened
-// over the group axis).
+// optionally hbm_gbs and sms_cap (i64, default 0: unknown / none), and for the grouped GEMMs grouping ("contiguous" |
+// "ragged" | "masked" | "k_grouped"; absent: dense), num_groups, expected_m (i64). Operands: a, a_scale, b, b_scale,
+// then C (dense, optional) or the int32 group data (grouped: m_indices [m], group_sizes [G] or masked_m [G]) and,
+// k-grouped only, an optional float32 C [G * m, n]; one result d. Shapes as fp8_gemm_abi.h lays them out, 2-D (grouped
+// operands flattened over the group axis).
 extern "C" XLA_FFI_Error* JdgFp8GemmInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8GemmExecute(XLA_FFI_CallFrame* call_frame);

@@ -117,7 +117,8 @@ case "$phase" in
     # SMs), then those programs' kernel times (benchmarks/experiments/more_sms.py). jax.export's serialization needs
     # flatbuffers: from a wheel carried in .whl/ where the machine has none.
     python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
-    timeout -k 5 420 python -I -m pytest tests/test_export.py -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_export.log"
+    timeout -k 5 420 python -I -m pytest tests/test_export.py -q -rs -p no:cacheprovider 2>&1 |
+      quiet >"$OUT/tests_export.log"
     echo "export: $(tail -1 "$OUT/tests_export.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_export.log" | head -5
     timeout -k 5 150 python benchmarks/experiments/more_sms.py ${JDG_MORE_SMS_SHAPES:-4096,7168,7168 4096,2112,7168 \
       64,2112,7168 128,7168,16384} 2>&1 | quiet | tee "$OUT/more_sms.txt"

@@ -2,7 +2,8 @@
 called, against the float64 oracle and the same program called directly. On the CPU the artifact runs its reference
 branch; on an sm_90 GPU its kernel calls, also from a fresh process that never lowered one of our ops (the targets
 are registered by `import jax_deepgemm`). Last, a program lowered for more SMs than the GPU has (as an artifact
-from a larger GPU would be) runs the configuration for the GPU it runs on.
+from a larger GPU would be) runs the configuration for the GPU it runs on, and a program taken from JAX's persistent
+compilation cache in another process computes what it computed when compiled.
 """
 
 from __future__ import annotations
@@ -130,6 +131,26 @@ def test_exported_shard_map_program():
     assert_matches(out, expected, bound, out_dtype)
 
 
+def _run_fresh(script: str, folder, args) -> subprocess.CompletedProcess:
+    """Runs `script` in a fresh Python process, after a prelude that loads `args` (stored in `folder` here) as
+    `args`, a tuple of arrays; `folder` is the script's too."""
+    leaves = [np.asarray(x) for x in jax.tree.leaves(args)]
+    np.savez(folder / "args.npz", *[x.view(np.uint8) for x in leaves])  # float8 data travels as its bytes
+    (folder / "dtypes.txt").write_text(" ".join(x.dtype.name for x in leaves))
+    prelude = textwrap.dedent("""
+        import sys
+        import jax, jax.numpy as jnp, numpy as np
+        folder = sys.argv[1]
+        stored = np.load(folder + "/args.npz")
+        dtypes = open(folder + "/dtypes.txt").read().split()
+        args = tuple(jnp.asarray(stored[f"arr_{i}"].view(jnp.dtype(t))) for i, t in enumerate(dtypes))
+    """)
+    done = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(script), str(folder)], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not _SM90, reason="needs an sm_90 GPU (H100/H200); none is present here")
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -138,27 +159,40 @@ def test_artifact_runs_in_a_fresh_process(case, tmp_path):
     fn, args, expected, bound, out_dtype, *rows = CASES[case]()
     exported, _ = _round_trip(fn, args)
     (tmp_path / "program.bin").write_bytes(exported.serialize())
-    leaves = [np.asarray(x) for x in jax.tree.leaves(args)]
-    np.savez(tmp_path / "args.npz", *[x.view(np.uint8) if x.dtype.itemsize == 1 else x for x in leaves])
-    script = textwrap.dedent("""
-        import sys
-        import jax, jax.numpy as jnp, numpy as np
+    _run_fresh("""
         from jax import export
         import jax_deepgemm  # registers the FFI targets
-        folder = sys.argv[1]
         restored = export.deserialize(open(folder + "/program.bin", "rb").read())
-        stored = np.load(folder + "/args.npz")
-        leaves = [stored[f"arr_{i}"] for i in range(len(stored.files))]
-        leaves = [jnp.asarray(x.view(a.dtype)) for x, a in zip(leaves, jax.tree.leaves(restored.in_avals))]
         assert jax.devices()[0].platform == "gpu", jax.devices()
-        out = restored.call(*jax.tree.unflatten(restored.in_tree, leaves)[0])
+        out = restored.call(*jax.tree.unflatten(restored.in_tree, args)[0])
         np.save(folder + "/out.npy", np.asarray(out.astype(jnp.float32)))
-    """)
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    """, tmp_path, args)
     out = jnp.asarray(np.load(tmp_path / "out.npy")).astype(out_dtype)
     assert_matches(out, expected, bound, out_dtype, rows=rows[0] if rows else None)
 
+
+def test_persistent_compilation_cache(tmp_path):
+    """JAX's persistent compilation cache: a second process takes the program holding our call from the cache (on a
+    GPU: an executable with our custom call, instantiated again) and computes the same result."""
+    _, (a, b, c), expected, bound, out_dtype = _dense()
+    script = """
+        jax.config.update("jax_compilation_cache_dir", folder + "/cache")
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        hits = []
+        jax.monitoring.register_event_listener(lambda name, **_: hits.append(name) if name.endswith("/cache_hits")
+                                               else None)
+        import jax_deepgemm as dg
+        a0, a1, b0, b1, c = args
+        out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=jnp.float32))((a0, a1), (b0, b1), c)
+        np.save(folder + f"/out{len(hits)}.npy", np.asarray(out))
+    """
+    _run_fresh(script, tmp_path, (a, b, c))  # compiles, and stores the program: out0.npy
+    _run_fresh(script, tmp_path, (a, b, c))  # one cache hit: out1.npy
+    assert (tmp_path / "out1.npy").exists(), "the second process did not take the program from the cache"
+    first, second = np.load(tmp_path / "out0.npy"), np.load(tmp_path / "out1.npy")
+    np.testing.assert_array_equal(first, second)
+    assert_matches(jnp.asarray(second), expected, bound, out_dtype)
 
 # Problems of more tiles than an H100 or H200 has SMs, whose configuration for four times the SMs differs: (M, N,
 # K), forced DG_TUNE_* settings. At 528 SMs the heuristics take 512 tiles of 256 x 128 (128 CTAs at 132 SMs), split K

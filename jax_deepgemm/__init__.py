@@ -5,7 +5,7 @@ K) as JAX primitives: Hopper (sm_90) kernels JIT-compiled behind XLA FFI custom 
 the same semantics everywhere else. README.md gives an overview; each function's docstring its contract.
 """
 
-from .differentiable import fp8_dot, ragged_dot
+from .differentiable import CHECKPOINT_NAMES, fp8_dot, fp8_dots_saveable, ragged_dot
 from .gemm import fp8_gemm_nn, fp8_gemm_nt, fp8_gemm_tn, fp8_gemm_tt
 from .grouped import (
     fp8_grouped_gemm_nt,
@@ -29,11 +29,13 @@ __version__ = "0.1.0"
 register_ffi_targets()  # for programs that hold our calls without this process lowering one (jax.export)
 
 __all__ = [
+    "CHECKPOINT_NAMES",
     "calc_diff",
     "ceil_to_ue8m0",
     "dequantize",
     "export_disabled_checks",
     "fp8_dot",
+    "fp8_dots_saveable",
     "fp8_gemm_nn",
     "fp8_gemm_nt",
     "fp8_gemm_tn",

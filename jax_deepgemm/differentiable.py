@@ -15,6 +15,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
 
 from . import _checks as check
 from .gemm import fp8_gemm_nt
@@ -22,6 +23,17 @@ from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
 from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .reference import ragged_row_groups, segment_ends
+
+
+# The names of fp8_dot's and ragged_dot's results for jax.checkpoint policies (jax.checkpoint_policies'
+# save_only_these_names & co.): the GEMMs are our primitives, not dot_general, so jax's dots_saveable policies do not
+# see them.
+CHECKPOINT_NAMES = ("jax_deepgemm.fp8_dot", "jax_deepgemm.ragged_dot")
+
+# jax.checkpoint_policies.dots_saveable, and the results of fp8_dot and ragged_dot: under jax.checkpoint the backward
+# pass then runs no FP8 GEMM of the forward again (it re-quantizes the saved inputs, elementwise work).
+fp8_dots_saveable = jax.checkpoint_policies.save_from_both_policies(
+    jax.checkpoint_policies.dots_saveable, jax.checkpoint_policies.save_only_these_names(*CHECKPOINT_NAMES))
 
 
 def _gemm_dtype(dtype) -> jnp.dtype:
@@ -52,12 +64,12 @@ def fp8_dot(x, w) -> jax.Array:
         check.same(fn, "K", wk, k, f"x is [..., K] with K={k}, w[0] is [N, K] with K={wk}")
         w_scale = check.scale(fn, "w[1] (w scale)", w_scale, check.scale_shapes_rhs(n, k, per_row=False))
         out = _fp8_dot_quantized(*match_vma(x.reshape(-1, k), w_data, w_scale))
-        return out.reshape(*x.shape[:-1], n)
+        return checkpoint_name(out.reshape(*x.shape[:-1], n), CHECKPOINT_NAMES[0])
     w = check.floating(fn, "w", w, ndim=2)
     check.same(fn, "K", w.shape[0], k, f"x is [..., K] with K={k}, w is [K, N] with K={w.shape[0]}")
     # Inside shard_map, a replicated w enters varying like x (see match_vma): its gradient is then summed over shards.
     out = _fp8_dot(*match_vma(x.reshape(-1, k), w))
-    return out.reshape(*x.shape[:-1], w.shape[1])
+    return checkpoint_name(out.reshape(*x.shape[:-1], w.shape[1]), CHECKPOINT_NAMES[0])
 
 
 def _dot_fwd_math(x2, w_q):
@@ -136,7 +148,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
                             f"{preferred_element_type!r}") from e
         if not jnp.issubdtype(out_dtype, jnp.floating):
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
-    return _ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset))
+    return checkpoint_name(_ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset)), CHECKPOINT_NAMES[1])
 
 
 def _ragged_row_mask(group_sizes, group_offset, m):

@@ -6,7 +6,7 @@
 #   bash tools/gpu_session.sh par [1|2]             the GPU test files in 8 parallel processes; 1 / 2: half of them
 #                                                   each (one device call per half)
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
-#   bash tools/gpu_session.sh nn                    the vmap and Flax NNX / Equinox layer tests with the kernels active
+#   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
@@ -127,7 +127,7 @@ case "$phase" in
     # Written for the CPU reference (CI), these run the kernels wherever an sm_90 GPU is the default device; flax
     # and equinox must be importable (they were on the device machine, 2026-11-26).
     for files in "batching tests/test_batching.py" "nn tests/test_nn.py tests/test_nn_equinox.py" \
-                 "flax tests/test_nn_flax.py"; do
+                 "flax tests/test_nn_flax.py" "remat tests/test_remat.py"; do
       set -- $files; name=$1; shift
       { timeout -k 5 230 python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_$name.log"
         echo "$name: $(tail -1 "$OUT/tests_$name.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5; } &

@@ -1,0 +1,37 @@
+"""A two-layer FP8 MLP's forward+backward under jax.checkpoint, per policy: JAX's dots_saveable (which does not see our
+GEMMs, so they run again in the backward pass), dg.fp8_dots_saveable, nothing_saveable, and no checkpoint. Wall time
+per call of the jitted gradient (median of five loops, bench.wall_us_per_call) and the kernel calls in its program.
+
+    python benchmarks/experiments/remat_step.py [TOKENS D F]
+"""
+
+import sys
+
+import jax
+import jax.numpy as jnp
+
+import jax_deepgemm as dg
+from jax_deepgemm import bench
+
+tokens, d, f = (int(v) for v in sys.argv[1:4]) if len(sys.argv) > 3 else (8192, 7168, 2048)
+kx, k1, k2 = jax.random.split(jax.random.key(0), 3)
+x = jax.random.normal(kx, (tokens, d), jnp.bfloat16)
+w1 = jax.random.normal(k1, (d, f), jnp.float32) * d**-0.5
+w2 = jax.random.normal(k2, (f, d), jnp.float32) * f**-0.5
+
+
+def loss(x, w1, w2):
+    return jnp.sum(dg.fp8_dot(jax.nn.gelu(dg.fp8_dot(x, w1)), w2).astype(jnp.float32) ** 2)
+
+
+def kernel_calls(fn, *args) -> int:
+    """Our kernels' custom calls in the lowered program (0 where the reference runs)."""
+    return jax.jit(fn).lower(*args).as_text().count("@jdg_fp8_gemm")
+
+
+policies = {"none (no checkpoint)": None, "jax dots_saveable": jax.checkpoint_policies.dots_saveable,
+            "dg.fp8_dots_saveable": dg.fp8_dots_saveable, "nothing_saveable": jax.checkpoint_policies.nothing_saveable}
+for name, policy in policies.items():
+    fn = jax.grad(loss if policy is None else jax.checkpoint(loss, policy=policy), argnums=(1, 2))
+    us = bench.wall_us_per_call(jax.jit(fn), (x, w1, w2), iters=20, rounds=5)
+    print(f"{tokens} x {d} x {f}  {name:22s} {kernel_calls(fn, x, w1, w2)} kernel calls  {us:9.1f} us per step", flush=True)

@@ -71,20 +71,29 @@ def _moe_case():
 CASES = {"fp8_dot": _mlp_case, "ragged_dot": _ragged_case, "moe": _moe_case}
 
 
+def kernel_calls(fn, *args) -> int:
+    """Our kernels' calls in fn's optimized program (after XLA's dead-code and common-subexpression passes)."""
+    return jax.jit(fn).lower(*args).compile().as_text().count('custom_call_target="jdg_fp8_gemm"')
+
+
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_gradients_under_checkpoint(case, policy):
+    """A training step's loss and weight gradients (value_and_grad: the loss is used, so its forward pass stays)."""
     loss, args, forward_gemms = CASES[case]()
     argnums = tuple(range(1, len(args)))  # the weights (and router)
-    plain = jax.grad(loss, argnums=argnums)
-    remat = jax.grad(jax.checkpoint(loss, policy=POLICIES[policy]), argnums=argnums)
-    for got, want in zip(jax.jit(remat)(*args), jax.jit(plain)(*args)):
+    plain = jax.value_and_grad(loss, argnums=argnums)
+    remat = jax.value_and_grad(jax.checkpoint(loss, policy=POLICIES[policy]), argnums=argnums)
+    (loss_got, grads_got), (loss_want, grads_want) = jax.jit(remat)(*args), jax.jit(plain)(*args)
+    np.testing.assert_allclose(float(loss_got), float(loss_want), rtol=1e-4)  # a float32 sum, in another order
+    for got, want in zip(grads_got, grads_want):
         if kernels_active():  # XLA may fuse the two programs' bf16 steps apart: an FP8 step on a few elements
             assert cosine(got, want) > 0.9999
         else:
             np.testing.assert_array_equal(np.asarray(got, np.float64), np.asarray(want, np.float64))
+    extra = forward_gemms if policy == "nothing_saveable" else 0
     calls, without = gemm_calls(remat, *args), gemm_calls(plain, *args)
-    if policy == "nothing_saveable":
-        assert calls == without + forward_gemms, (calls, without)
-    else:
-        assert calls == without, (calls, without)
+    assert calls == without + extra, (calls, without)
+    if kernels_active():  # and so the GPU program runs them
+        calls, without = kernel_calls(remat, *args), kernel_calls(plain, *args)
+        assert calls == without + extra, (calls, without)

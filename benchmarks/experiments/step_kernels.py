@@ -1,0 +1,58 @@
+"""Where an FP8 training step's GPU time goes: the kernels of five back-to-back calls of the jitted step under the
+profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
+layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
+weights, as the demo's).
+
+    python benchmarks/experiments/step_kernels.py [mlp|moe ...]
+"""
+
+import collections
+import sys
+
+import jax
+import jax.numpy as jnp
+
+import jax_deepgemm as dg
+from jax_deepgemm import bench, nn
+
+
+def mlp_step():
+    tokens, d, f = 8192, 7168, 2048
+    kx, k1, k2 = jax.random.split(jax.random.key(0), 3)
+    x = jax.random.normal(kx, (tokens, d), jnp.bfloat16)
+    w1 = jax.random.normal(k1, (d, f), jnp.float32) * d**-0.5
+    w2 = jax.random.normal(k2, (f, d), jnp.float32) * f**-0.5
+
+    def loss(w1, w2, x):
+        return jnp.sum(dg.fp8_dot(jax.nn.gelu(dg.fp8_dot(x, w1)), w2).astype(jnp.float32) ** 2)
+    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), (w1, w2, x)
+
+
+def moe_step():
+    tokens, d, f, e, top_k = 4096, 7168, 2048, 16, 4
+    keys = jax.random.split(jax.random.key(1), 4)
+    x = jax.random.normal(keys[0], (tokens, d), jnp.bfloat16)
+    router = jax.random.normal(keys[1], (d, e), jnp.float32) * d**-0.5
+    w_gate_up = jax.random.normal(keys[2], (e, d, 2 * f), jnp.float32) * d**-0.5
+    w_down = jax.random.normal(keys[3], (e, f, d), jnp.float32) * f**-0.5
+
+    def loss(router, w_gate_up, w_down, x):
+        return jnp.sum(nn.moe(x, router, w_gate_up, w_down, top_k=top_k).astype(jnp.float32) ** 2)
+    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))), (router, w_gate_up, w_down, x)
+
+
+for name in sys.argv[1:] or ["mlp", "moe"]:
+    step, args = {"mlp": mlp_step, "moe": moe_step}[name]()
+    for _ in range(3):
+        jax.block_until_ready(step(*args))
+    calls = 5
+    events = bench._trace_kernels(lambda: [jax.block_until_ready(step(*args)) for _ in range(calls)])
+    per_name = collections.Counter()
+    for kernel, start, end in events:
+        per_name[kernel] += (end - start) / 1e3 / calls
+    ours = sum(us for k, us in per_name.items() if k.startswith("jdg_"))
+    total = sum(per_name.values())
+    span = (events[-1][2] - events[0][1]) / 1e3 / calls
+    print(f"{name}: {total:.1f} us of kernels per step ({span:.1f} us span), ours {ours:.1f}, XLA's {total - ours:.1f}")
+    for kernel, us in per_name.most_common(25):
+        print(f"  {us:9.1f} us  {kernel[:110]}")

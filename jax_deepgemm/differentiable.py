@@ -177,19 +177,25 @@ def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
 
 
 def _pad_groups_to_blocks(x, group_sizes):
-    """Moves each group's rows to a 128-aligned start (zeros between groups): [M, C] -> ([Mp, C], padded sizes)."""
+    """Moves each group's rows to a 128-aligned start (zeros between groups): [M, C] -> ([Mp, C], padded sizes).
+
+    A gather: each padded row finds its source row (or none). Scattering the rows to their places instead ran at a
+    small fraction of the memory bandwidth on a GPU (benchmarks/NOTES.md 98)."""
     m = x.shape[0]
     g = group_sizes.shape[0]
     ends = segment_ends(group_sizes, m)
     sizes = jnp.diff(ends, prepend=0)
     padded_sizes = (sizes + BLOCK - 1) // BLOCK * BLOCK
-    padded_starts = jnp.cumsum(padded_sizes) - padded_sizes
+    padded_ends = jnp.cumsum(padded_sizes)
     mp = ceil_div(m, BLOCK) * BLOCK + g * BLOCK  # static bound on sum(padded_sizes)
-    row_group = ragged_row_groups(group_sizes, m)
-    safe_group = jnp.clip(row_group, 0, g - 1)
-    dest = padded_starts[safe_group] + jnp.arange(m) - (ends - sizes)[safe_group]
-    dest = jnp.where(row_group >= 0, dest, mp)  # rows past the last group are dropped
-    return jnp.zeros((mp, x.shape[1]), x.dtype).at[dest].set(x, mode="drop"), padded_sizes
+    if m == 0:  # no row to gather from
+        return jnp.zeros((mp, x.shape[1]), x.dtype), padded_sizes
+    p = jnp.arange(mp, dtype=padded_ends.dtype)
+    group = jnp.minimum(jnp.searchsorted(padded_ends, p, side="right"), g - 1)  # past the last group: empty tail
+    offset = p - (padded_ends - padded_sizes)[group]
+    valid = (p < padded_ends[-1]) & (offset < sizes[group])
+    source = jnp.where(valid, (ends - sizes)[group] + offset, 0)
+    return jnp.where(valid[:, None], x[source], jnp.zeros((), x.dtype)), padded_sizes
 
 
 def _ragged_dot_bwd(out_dtype, res, g):

@@ -4,6 +4,7 @@ routing, the SwiGLU expert FFN over rows sorted by expert, and the weighted comb
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -76,9 +77,55 @@ def sort_by_expert(expert_ids, experts: int):
     return order, jnp.bincount(expert_ids, length=experts).astype(jnp.int32)
 
 
+# Row permutations and the dispatch gather, with gradients that gather too. Autodiff would transpose a gather of
+# rows into a scatter-add and a scatter into a gather; XLA runs scatters of rows this wide at a small fraction of the
+# memory bandwidth on a GPU (benchmarks/NOTES.md 98: ~10 ms of a 19 ms MoE training step), so neither direction
+# scatters rows here: only the inverse permutation, one int32 per row, is scattered.
+
+def inverse_permutation(perm):
+    """inv with inv[perm[i]] = i, for a permutation perm of [0, n)."""
+    return jnp.zeros_like(perm).at[perm].set(jnp.arange(perm.shape[0], dtype=perm.dtype), unique_indices=True)
+
+
+@jax.custom_vjp
+def permute_rows(x, perm):
+    """x[perm] for a permutation perm of x's rows."""
+    return x[perm]
+
+
+def _permute_rows_fwd(x, perm):
+    return x[perm], perm
+
+
+def _permute_rows_bwd(perm, g):
+    return g[inverse_permutation(perm)], None
+
+
+permute_rows.defvjp(_permute_rows_fwd, _permute_rows_bwd)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2,))
+def dispatch(x, order, top_k: int):
+    """x [T, D], order a permutation of the T * top_k (token, slot) pairs -> x[order // top_k] [T * top_k, D]: each
+    token's row once per slot, in the pairs' order. The gradient sums each token's top_k rows."""
+    return x[order // top_k]
+
+
+def _dispatch_fwd(x, order, top_k):
+    return x[order // top_k], order
+
+
+def _dispatch_bwd(top_k, order, g):
+    per_slot = g[inverse_permutation(order)]  # [T * top_k, D] in (token, slot) order
+    return per_slot.reshape(-1, top_k, g.shape[-1]).sum(axis=1, dtype=jnp.float32).astype(g.dtype), None
+
+
+dispatch.defvjp(_dispatch_fwd, _dispatch_bwd)
+
+
 def unsort(sorted_rows, order):
     """The inverse of rows[order]: puts sorted_rows[i] back at row order[i]."""
-    return jnp.zeros_like(sorted_rows).at[order].set(sorted_rows, unique_indices=True)
+    return permute_rows(sorted_rows, inverse_permutation(order))
 
 
 def combine(per_slot, weights, dtype):

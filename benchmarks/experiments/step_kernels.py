@@ -1,9 +1,9 @@
 """Where an FP8 training step's GPU time goes: the kernels of five back-to-back calls of the jitted step under the
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
-weights, as the demo's).
+weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges).
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe ...]
+    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep ...]
 """
 
 import collections
@@ -28,7 +28,7 @@ def mlp_step():
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), (w1, w2, x)
 
 
-def moe_step():
+def moe_step(expert_parallel=False):
     tokens, d, f, e, top_k = 4096, 7168, 2048, 16, 4
     keys = jax.random.split(jax.random.key(1), 4)
     x = jax.random.normal(keys[0], (tokens, d), jnp.bfloat16)
@@ -36,13 +36,16 @@ def moe_step():
     w_gate_up = jax.random.normal(keys[2], (e, d, 2 * f), jnp.float32) * d**-0.5
     w_down = jax.random.normal(keys[3], (e, f, d), jnp.float32) * f**-0.5
 
+    mesh = jax.make_mesh((len(jax.devices()),), ("ep",)) if expert_parallel else None
+
     def loss(router, w_gate_up, w_down, x):
-        return jnp.sum(nn.moe(x, router, w_gate_up, w_down, top_k=top_k).astype(jnp.float32) ** 2)
+        y = nn.moe(x, router, w_gate_up, w_down, top_k=top_k, mesh=mesh, axis_name="ep" if mesh else None)
+        return jnp.sum(y.astype(jnp.float32) ** 2)
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))), (router, w_gate_up, w_down, x)
 
 
 for name in sys.argv[1:] or ["mlp", "moe"]:
-    step, args = {"mlp": mlp_step, "moe": moe_step}[name]()
+    step, args = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True)}[name]()
     for _ in range(3):
         jax.block_until_ready(step(*args))
     calls = 5

@@ -24,7 +24,8 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from .experts import check_moe_args, combine, expert_ffn, route, sort_by_expert, unsort
+from .experts import (check_moe_args, combine, dispatch, expert_ffn, permute_rows, pick_rows, place_rows, route,
+                      sort_by_expert, unsort)
 
 
 def capacity(tokens: int, top_k: int, experts_per_device: int, devices: int, capacity_factor: float | None) -> int:
@@ -75,17 +76,17 @@ def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name
     per_dest = jnp.bincount(dest, length=devices)
     rank = jnp.arange(dest.shape[0]) - (jnp.cumsum(per_dest) - per_dest)[dest]
     slot = jnp.where(rank < cap, dest * cap + rank, devices * cap)  # past the buffer: dropped by mode="drop"
-    send = jnp.zeros((devices * cap, d), x2.dtype).at[slot].set(x2[order // top_k], mode="drop")
+    send = place_rows(dispatch(x2, order, top_k), slot, devices * cap)
     # Free slots carry the id `held`, one past this device's experts: they sort last and join no group.
     send_ids = jnp.full((devices * cap,), held, jnp.int32).at[slot].set(sorted_expert % held, mode="drop")
 
     exchange = partial(jax.lax.all_to_all, axis_name=axis_name, split_axis=0, concat_axis=0, tiled=True)
     rows, row_ids = exchange(send), exchange(send_ids)  # bucket j now holds device j's rows for our experts
     row_order, group_sizes = sort_by_expert(row_ids, held)
-    out = unsort(expert_ffn(rows[row_order], w_gate_up, w_down, group_sizes, fp8=fp8), row_order)
+    out = unsort(expert_ffn(permute_rows(rows, row_order), w_gate_up, w_down, group_sizes, fp8=fp8), row_order)
     back = exchange(out)  # bucket j: our rows' outputs from device j, in the slots we sent them in
 
-    per_pair = back.at[slot].get(mode="fill", fill_value=0)  # a dropped pair reads zeros
+    per_pair = pick_rows(back, slot, devices * cap)  # a dropped pair reads zeros
     per_slot = unsort(per_pair, order).reshape(tokens, top_k, d)
     return combine(per_slot, weights, x2.dtype).reshape(*x.shape[:-1], d)
 

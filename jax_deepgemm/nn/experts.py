@@ -128,6 +128,56 @@ def unsort(sorted_rows, order):
     return permute_rows(sorted_rows, inverse_permutation(order))
 
 
+# Rows placed into slots and read back from them (the expert-parallel send and receive buffers): `slot` holds
+# distinct slots, or slots >= the table's rows for rows that are dropped. Each is the other's transpose.
+
+def _place(rows, slot, num_slots: int):
+    """[P, D] -> [num_slots, D]: row i at slot[i] (dropped when slot[i] >= num_slots), zeros in the other slots."""
+    p = rows.shape[0]
+    source = jnp.full((num_slots,), p, slot.dtype).at[slot].set(jnp.arange(p, dtype=slot.dtype), mode="drop")
+    taken = source < p
+    return jnp.where(taken[:, None], rows[jnp.where(taken, source, 0)], jnp.zeros((), rows.dtype))
+
+
+def _pick(table, slot):
+    """[S, D] -> [P, D]: row i is table[slot[i]], zeros where slot[i] >= S."""
+    return table.at[slot].get(mode="fill", fill_value=0)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2,))
+def place_rows(rows, slot, num_slots: int):
+    """_place(rows, slot, num_slots)."""
+    return _place(rows, slot, num_slots)
+
+
+def _place_rows_fwd(rows, slot, num_slots):
+    return _place(rows, slot, num_slots), slot
+
+
+def _place_rows_bwd(num_slots, slot, g):
+    return _pick(g, slot), None
+
+
+place_rows.defvjp(_place_rows_fwd, _place_rows_bwd)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2,))
+def pick_rows(table, slot, num_slots: int):
+    """_pick(table, slot); num_slots = table.shape[0] (what the gradient's table has)."""
+    return _pick(table, slot)
+
+
+def _pick_rows_fwd(table, slot, num_slots):
+    return _pick(table, slot), slot
+
+
+def _pick_rows_bwd(num_slots, slot, g):
+    return _place(g, slot, num_slots), None
+
+
+pick_rows.defvjp(_pick_rows_fwd, _pick_rows_bwd)
+
+
 def combine(per_slot, weights, dtype):
     """per_slot [T, top_k, D] (each token's expert outputs), weights [T, top_k] -> [T, D]: the weighted sum in
     float32, rounded once to dtype."""

@@ -21,8 +21,7 @@ from . import _checks as check
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
-from .quantization import (BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8,
-                           per_token_cast_to_fp8_of_transpose)
+from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .reference import ragged_row_groups, segment_ends
 
 
@@ -83,8 +82,7 @@ def _dgrad(g2, w_q, dtype):
 
 def _wgrad(x2, g2, dtype):
     """X^T @ G [K, N] with 1x128 scaling along the token dimension on both operands (the 1D1D recipe)."""
-    return fp8_gemm_nt(per_token_cast_to_fp8_of_transpose(x2), per_token_cast_to_fp8_of_transpose(g2),
-                       out_dtype=jnp.float32).astype(dtype)
+    return fp8_gemm_nt(per_token_cast_to_fp8(x2.T), per_token_cast_to_fp8(g2.T), out_dtype=jnp.float32).astype(dtype)
 
 
 @jax.custom_vjp
@@ -207,8 +205,8 @@ def _ragged_dot_bwd(out_dtype, res, g):
                                 out_dtype=_gemm_dtype(lhs.dtype)).astype(lhs.dtype)
     lhs_p, padded_sizes = _pad_groups_to_blocks(lhs, group_sizes)
     g_p, _ = _pad_groups_to_blocks(g, group_sizes)
-    d_rhs = k_grouped_fp8_gemm_nt_contiguous(per_token_cast_to_fp8_of_transpose(lhs_p),
-                                             per_token_cast_to_fp8_of_transpose(g_p), padded_sizes)
+    d_rhs = k_grouped_fp8_gemm_nt_contiguous(per_token_cast_to_fp8(lhs_p.T), per_token_cast_to_fp8(g_p.T),
+                                             padded_sizes)
     return d_lhs, d_rhs.astype(rhs_dtype_carrier.dtype), None, None
 
 

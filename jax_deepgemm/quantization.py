@@ -54,19 +54,6 @@ def per_token_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax
     return x_fp8, scale
 
 
-def per_token_cast_to_fp8_of_transpose(x: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """per_token_cast_to_fp8(x.T) for x [M, K] (the weight gradients' token-major operands), computed in x's layout:
-    the scales reduce 128-row blocks of x, and only the FP8 data is transposed at the end. Transposing x first made
-    XLA fuse the transpose with the block reductions, which ran at a fraction of the memory bandwidth on an H200
-    (benchmarks/NOTES.md 99). The same values bit for bit: each block's max, scale and quotients are the same."""
-    m, k = x.shape
-    mb = ceil_div(m, BLOCK)
-    xp = jnp.pad(x.astype(jnp.float32), ((0, mb * BLOCK - m), (0, 0))).reshape(mb, BLOCK, k)
-    scale = _scale_from_amax(jnp.max(jnp.abs(xp), axis=1), False)  # [mb, K]
-    x_fp8 = _to_fp8(xp, scale[:, None, :]).reshape(mb * BLOCK, k)[:m]
-    return x_fp8.T, scale.T
-
-
 def per_block_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
     """Quantizes x [N, K] with one scale per 128x128 block: returns (x_fp8 [N, K], scale f32 [nb, kb])."""
     x, use_ue8m0 = _check_2d("per_block_cast_to_fp8", x, use_ue8m0)

@@ -13,6 +13,7 @@ from .grouped import (
     m_grouped_fp8_gemm_nt_contiguous,
     m_grouped_fp8_gemm_nt_masked,
 )
+from .kernels import export_disabled_checks
 from .layout import (
     get_m_alignment_for_contiguous_layout,
     get_mn_major_tma_aligned_tensor,
@@ -20,7 +21,6 @@ from .layout import (
     transform_sf_into_required_layout,
 )
 from .quantization import ceil_to_ue8m0, dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
-from .kernels import export_disabled_checks
 from .runtime import get_num_sms, register_ffi_targets, set_num_sms
 from .testing import calc_diff
 

@@ -12,20 +12,13 @@ import sys
 import jax
 import jax.numpy as jnp
 
-import jax_deepgemm as dg
+import remat_step  # (this folder)
 from jax_deepgemm import bench, nn
 
 
 def mlp_step():
-    tokens, d, f = 8192, 7168, 2048
-    kx, k1, k2 = jax.random.split(jax.random.key(0), 3)
-    x = jax.random.normal(kx, (tokens, d), jnp.bfloat16)
-    w1 = jax.random.normal(k1, (d, f), jnp.float32) * d**-0.5
-    w2 = jax.random.normal(k2, (f, d), jnp.float32) * f**-0.5
-
-    def loss(w1, w2, x):
-        return jnp.sum(dg.fp8_dot(jax.nn.gelu(dg.fp8_dot(x, w1)), w2).astype(jnp.float32) ** 2)
-    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), (w1, w2, x)
+    loss, args = remat_step.mlp_problem()
+    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), args
 
 
 def moe_step(expert_parallel=False):

@@ -75,18 +75,23 @@ def register_ffi_targets() -> bool:
     programs at the same time wait for the first one's registration instead of repeating it). `import jax_deepgemm`
     calls it, so that a program holding our calls runs without this process lowering one first (a deserialized
     `jax.export` artifact). XLA keeps registrations made before its CUDA backend starts until it does, and a process
-    without one never uses them. False (and nothing registered) when the extension is unavailable."""
-    global _registered
+    without one never uses them. False when the extension is unavailable or JAX refused a registration (then
+    `extension_error()` says why, and the CUDA lowerings take the reference): an import must not fail on it."""
+    global _registered, _ext_error
     with _register_lock:
         if _registered:
             return True
         ext = extension()
         if ext is None:
             return False
-        for name, type_info in ext.state_types().items():
-            jax.ffi.register_ffi_type(name, type_info, platform="CUDA")
-        for name, bundle in ext.registrations().items():
-            jax.ffi.register_ffi_target(name, bundle, platform="CUDA", api_version=1)
+        try:
+            for name, type_info in ext.state_types().items():
+                jax.ffi.register_ffi_type(name, type_info, platform="CUDA")
+            for name, bundle in ext.registrations().items():
+                jax.ffi.register_ffi_target(name, bundle, platform="CUDA", api_version=1)
+        except Exception as e:  # noqa: BLE001  (whatever JAX raises, the reference still works)
+            _ext_error = f"registering the FFI targets failed: {type(e).__name__}: {e}"
+            return False
         _registered = True
         return True
 

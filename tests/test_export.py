@@ -100,6 +100,21 @@ def test_export_needs_the_disabled_checks():
         export.export(jax.jit(fn), platforms=("cuda",))(*args)
 
 
+def test_import_registered_the_target_and_a_refused_registration_is_no_error(monkeypatch):
+    """`import jax_deepgemm` registered the FFI target. If JAX refused a registration, the import (which registers)
+    must not fail: register_ffi_targets says False, and extension_error() why."""
+    assert runtime.register_ffi_targets() and runtime._registered
+    monkeypatch.setattr(runtime, "_registered", False)
+    monkeypatch.setattr(runtime, "_ext_error", None)
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("a registration JAX refuses")
+    monkeypatch.setattr(jax.ffi, "register_ffi_type", lambda *args, **kwargs: None)  # (registered already)
+    monkeypatch.setattr(jax.ffi, "register_ffi_target", refuse)
+    assert runtime.register_ffi_targets() is False
+    assert "registering the FFI targets failed: RuntimeError: a registration JAX refuses" in runtime.extension_error()
+
+
 def test_exported_gradient_of_fp8_dot():
     """fp8_dot's FP8 backward pass (custom VJP: three GEMM calls) exports like any program."""
     x = randn(seed_of("export", "x"), (64, 256)).astype(BF16)

@@ -41,6 +41,15 @@ def _dense():
         oracle.gemm(a64, b64, oracle.f64(c)), oracle.gemm_bound(a64, b64, oracle.f64(c)), F32
 
 
+def _contiguous():
+    ids = np.asarray([1] * 128 + [-1] * 128 + [0] * 128 + [2] * 128, np.int32)  # -1: padding rows, zeros
+    a = q_lhs(randn(seed_of("export", "ca"), (512, 256)))
+    b = q_rhs_batched(randn(seed_of("export", "cb"), (3, 192, 256)))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_rhs(*b)
+    return dg.m_grouped_fp8_gemm_nt_contiguous, (a, b, jnp.asarray(ids)), oracle.contiguous(a64, b64, ids), \
+        oracle.contiguous(a64, b64, ids, fn=oracle.gemm_bound), BF16
+
+
 def _ragged():
     sizes = np.asarray([70, 0, 150, 36], np.int32)
     a = q_lhs(randn(seed_of("export", "ra"), (256, 256)))
@@ -72,7 +81,7 @@ def _k_grouped():
         oracle.k_grouped(a64, b64, sizes, oracle.f64(c), fn=oracle.gemm_bound), F32
 
 
-CASES = {"dense": _dense, "ragged": _ragged, "masked": _masked, "k_grouped": _k_grouped}
+CASES = {"dense": _dense, "contiguous": _contiguous, "ragged": _ragged, "masked": _masked, "k_grouped": _k_grouped}
 
 
 def _round_trip(fn, args):

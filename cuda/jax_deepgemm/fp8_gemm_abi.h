@@ -75,8 +75,9 @@
 // dimensions {C, 1, 1} (C = 1 may also launch without the cluster attribute: each CTA is then a cluster of one),
 // block = fp8_gemm_num_threads(BLOCK_M), dynamic shared memory = fp8_gemm_smem_bytes(BLOCK_M, BLOCK_N, STAGES,
 // B_SCALE_PER_ROW, TMA_STORE, JDG_SPLIT_K). The grid depends on static shapes only; the kernel counts the tiles of
-// grouped modes on the device (a CTA, or a cluster, with no tile exits). num_sms is the fewest SMs of the process's
-// GPUs (capped by set_num_sms), taken by the FFI handler when XLA instantiates the call, whatever the lowering said.
+// grouped modes on the device (a CTA, or a cluster, with no tile exits). In the FFI handler num_sms is the fewest SMs
+// of the process's GPUs (capped by set_num_sms), read when XLA instantiates the call, whatever the lowering said;
+// the warmup and compile entry points take it as given.
 //
 // Tensor maps (encoded by the host per launch with cuTensorMapEncodeTiled):
 //   A: uint8, 2-D, dims {K, rows of A}, row stride K bytes (K % 16 == 0 is guaranteed by the caller),

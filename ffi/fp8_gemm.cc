@@ -17,6 +17,7 @@
 
 #include "cuda_driver.h"
 #include "env.h"
+#include "ffi_common.h"
 #include "jit_compiler.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -159,7 +160,7 @@ Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
 namespace {
 namespace ffi = xla::ffi;
 
-constexpr int kMaxDevices = 256;  // device ordinals per process that a state can serve
+constexpr const char* kTarget = "jdg_fp8_gemm";
 constexpr const char* kKernelSymbol = "jdg_fp8_gemm";
 constexpr const char* kProfileReportSymbol = "jdg_fp8_gemm_profile_report";  // JDG_PROFILE_WAITS builds only
 
@@ -173,45 +174,14 @@ struct Fp8GemmState {
   std::shared_ptr<const jit::CompiledKernel> kernel;
   bool profile_waits = false;   // the kernel was built with JDG_PROFILE_WAITS
   bool poison_outputs = false;  // DG_POISON_OUTPUTS, read once at instantiate
-  std::array<std::atomic<const jit::LoadedKernel*>, kMaxDevices> devices;
-
-  Fp8GemmState() {
-    for (auto& d : devices) d.store(nullptr, std::memory_order_relaxed);
-  }
+  ffi_common::DeviceKernels devices;
 };
 
 ffi::TypeId Fp8GemmState::id = XLA_FFI_UNKNOWN_TYPE_ID;
 
-const char* dtype_name(ffi::DataType t) {
-  switch (t) {
-    case ffi::DataType::F8E4M3FN: return "float8_e4m3fn";
-    case ffi::DataType::F8E5M2: return "float8_e5m2";
-    case ffi::DataType::F32: return "float32";
-    case ffi::DataType::BF16: return "bfloat16";
-    case ffi::DataType::F16: return "float16";
-    case ffi::DataType::F8E8M0FNU: return "float8_e8m0fnu";
-    default: return "another dtype";
-  }
-}
-
-std::string dims_string(ffi::AnyBuffer::Dimensions dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-// Checks dtype and shape of one operand; the message is built only on failure.
 ffi::Error check_buffer(const char* name, const ffi::AnyBuffer& buffer, ffi::DataType dtype,
                         std::initializer_list<std::int64_t> shape) {
-  ffi::AnyBuffer::Dimensions dims = buffer.dimensions();
-  if (buffer.element_type() == dtype && dims.size() == shape.size() &&
-      std::equal(shape.begin(), shape.end(), dims.begin()))
-    return ffi::Error::Success();
-  std::string expected = "[";
-  for (std::int64_t d : shape) expected += (expected.size() > 1 ? ", " : "") + std::to_string(d);
-  return ffi::Error::InvalidArgument(std::string("jdg_fp8_gemm: ") + name + " is " +
-                                     dtype_name(buffer.element_type()) + dims_string(dims) + ", expected " +
-                                     dtype_name(dtype) + expected + "]");
+  return ffi_common::check_buffer(kTarget, name, buffer, dtype, shape);
 }
 
 // A row-major 2-D tensor map: dims {cols, rows} (elements of elem_bytes), boxes of box_cols x box_rows, zero fill
@@ -257,15 +227,10 @@ int d_atom_swizzle(int block_n) {
 
 // Loads the state's kernel into the current context for `device` (once); thread-safe.
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::int32_t device) {
-  if (device < 0 || device >= kMaxDevices)
-    return ffi::Error::Internal("jdg_fp8_gemm: device ordinal " + std::to_string(device) + " is out of range");
-  std::atomic<const jit::LoadedKernel*>& slot = state->devices[device];
-  if (const jit::LoadedKernel* loaded = slot.load(std::memory_order_acquire)) return loaded;
-  try {
+  return state->devices.get(kTarget, device, [&] {
     const jit::LoadedKernel* loaded =
         jit::load_kernel(*state->kernel, state->problem.arch, kKernelSymbol,
                          state->profile_waits ? kProfileReportSymbol : nullptr, state->config.smem_bytes);
-    slot.store(loaded, std::memory_order_release);
     if (env::jit_debug())
       std::fprintf(stderr,
                    "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d): grid=%d block=%d smem=%d B, "
@@ -273,30 +238,14 @@ ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8GemmState* state, std::i
                    state->kernel->name.c_str(), device, loaded->device, state->config.grid,
                    state->config.num_threads, state->config.smem_bytes, loaded->num_regs, loaded->local_bytes);
     return loaded;
-  } catch (const std::exception& e) {
-    return ffi::Error::Internal(std::string("jdg_fp8_gemm: ") + e.what());
-  }
-}
-
-// An attribute of the call: required ones fail with a message naming them, optional ones (absent) give `fallback`.
-template <typename T>
-ffi::ErrorOr<T> attribute(const ffi::Dictionary& attrs, std::string_view name, std::optional<T> fallback = {}) {
-  if (!attrs.contains(name)) {
-    if (fallback.has_value()) return *fallback;
-    return ffi::Error::InvalidArgument("jdg_fp8_gemm: missing attribute " + std::string(name));
-  }
-  ffi::ErrorOr<T> value = attrs.get<T>(name);
-  if (!value.has_value())
-    return ffi::Error::InvalidArgument("jdg_fp8_gemm: attribute " + std::string(name) + " has the wrong type (" +
-                                       value.error().message() + ")");
-  return value;
+  });
 }
 
 // The problem the attributes describe (see fp8_gemm.h for the list).
 ffi::ErrorOr<Fp8GemmProblem> decode_problem(const ffi::Dictionary& attrs) {
   Fp8GemmProblem p;
 #define JDG_ATTR(var, type, name, ...)                                          \
-  auto var = attribute<type>(attrs, name __VA_OPT__(, ) __VA_ARGS__);           \
+  auto var = ffi_common::attribute<type>(kTarget, attrs, name __VA_OPT__(, ) __VA_ARGS__); \
   if (!var.has_value()) return var.error();
   JDG_ATTR(m, std::int64_t, "m")
   JDG_ATTR(n, std::int64_t, "n")

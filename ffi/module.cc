@@ -12,6 +12,7 @@
 #include "cuda_driver.h"
 #include "env.h"
 #include "fp8_gemm.h"
+#include "fp8_quantize.h"
 #include "heuristics.h"
 #include "jit_compiler.h"
 #include "jit_runtime.h"
@@ -85,8 +86,13 @@ NB_MODULE(_C, m) {
         fp8_gemm["instantiate"] = handler_capsule(JdgFp8GemmInstantiate);
         fp8_gemm["initialize"] = handler_capsule(JdgFp8GemmInitialize);
         fp8_gemm["execute"] = handler_capsule(JdgFp8GemmExecute);
+        nb::dict fp8_quantize;
+        fp8_quantize["instantiate"] = handler_capsule(JdgFp8QuantizeInstantiate);
+        fp8_quantize["initialize"] = handler_capsule(JdgFp8QuantizeInitialize);
+        fp8_quantize["execute"] = handler_capsule(JdgFp8QuantizeExecute);
         nb::dict out;
         out["jdg_fp8_gemm"] = fp8_gemm;
+        out["jdg_fp8_quantize_t"] = fp8_quantize;
         return out;
       },
       "FFI targets: {target name: {stage: capsule}}, for jax.ffi.register_ffi_target(..., platform='CUDA').");
@@ -97,8 +103,12 @@ NB_MODULE(_C, m) {
         nb::dict fp8_gemm;
         fp8_gemm["type_id"] = nb::capsule(static_cast<void*>(jdg::fp8_gemm_state_type_id()));
         fp8_gemm["type_info"] = nb::capsule(static_cast<const void*>(jdg::fp8_gemm_state_type_info()));
+        nb::dict fp8_quantize;
+        fp8_quantize["type_id"] = nb::capsule(static_cast<void*>(jdg::fp8_quantize_state_type_id()));
+        fp8_quantize["type_info"] = nb::capsule(static_cast<const void*>(jdg::fp8_quantize_state_type_info()));
         nb::dict out;
         out[jdg::kFp8GemmStateTypeName] = fp8_gemm;
+        out[jdg::kFp8QuantizeStateTypeName] = fp8_quantize;
         return out;
       },
       "FFI state types: {name: {'type_id': capsule, 'type_info': capsule}}, for jax.ffi.register_ffi_type(..., "
@@ -149,6 +159,31 @@ NB_MODULE(_C, m) {
       "cache ('memory' | 'disk' | 'compiled'), seconds, compiler. grouping: 'dense', 'contiguous', 'ragged' or "
       "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint; hbm_gbs: the "
       "GPU's peak HBM bandwidth in GB/s (0: unknown), which the dense split-K choice weighs.");
+
+  m.def(
+      "compile_fp8_quantize",
+      [](const std::string& arch, bool in_f32, bool per_block, bool block_map) {
+        jdg::Fp8QuantizeProblem p;
+        p.arch = arch;
+        p.in_f32 = in_f32;
+        p.per_block = per_block;
+        p.block_map = block_map;
+        jdg::jit::BuildResult built;
+        {
+          nb::gil_scoped_release release;
+          built = jdg::build_fp8_quantize(p);
+        }
+        nb::dict d;
+        d["kernel"] = built.kernel->name;
+        d["source"] = built.kernel->source;
+        d["cache"] = built.cache;
+        d["seconds"] = built.seconds;
+        d["log"] = built.kernel->log;
+        return d;
+      },
+      "arch"_a, "in_f32"_a = false, "per_block"_a = false, "block_map"_a = false,
+      "JIT-compile the transposing quantization kernel (no GPU needed; its shapes are runtime arguments). Returns "
+      "kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
 
   m.def(
       "verify_cache_entry",

@@ -1,0 +1,25 @@
+// The contract between the host runtime (ffi/fp8_quantize.cc) and the transposing quantization kernel
+// (fp8_quantize.cuh, compiled at run time): plain C++17, no CUDA header. See fp8_quantize.cuh for the macros.
+#pragma once
+
+namespace jdg {
+
+constexpr int kFp8QuantizeBlock = 128;     // rows of x per scale block; columns of x per CTA
+constexpr int kFp8QuantizeThreads = 256;
+constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
+constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
+
+// The kernel's one argument. x [batch, rows, cols] row-major; out [batch, cols, out_rows] float8_e4m3fn; scale
+// float32 [batch, cols, rblocks] (per row) or [batch, cblocks, rblocks] (per 128x128 block). The grid is
+// batch * rblocks * cblocks CTAs.
+struct Fp8QuantizeArgs {
+  const void* x;
+  const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block
+  const int* block_rows;  // JDG_Q_BLOCK_MAP: [rblocks] rows of x in each row block (the rest are zeros)
+  unsigned char* out;
+  float* scale;
+  long long rows, cols, out_rows;
+  int rblocks, cblocks;
+};
+
+}  // namespace jdg

@@ -1,0 +1,54 @@
+// The transposing FP8 quantization (fp8_quantize.cuh): problem, kernel source and JIT build (host-only, no GPU), and
+// the XLA FFI handlers of the custom call "jdg_fp8_quantize_t".
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <xla/ffi/api/c_api.h>
+
+#include "jit_runtime.h"
+
+namespace jdg {
+
+// Everything static about one call: the attributes of the custom call.
+struct Fp8QuantizeProblem {
+  std::int64_t batch = 1, rows = 0, cols = 0;
+  std::int64_t rblocks = 0;  // row blocks of the output: ceil(rows / 128), or the block map's length
+  bool in_f32 = false;       // x is float32 (else bfloat16)
+  bool per_block = false;    // 128x128 block scales (else one per output row and 128 block)
+  bool block_map = false;    // row blocks read through block_src / block_rows
+  std::string arch;
+
+  std::int64_t cblocks() const { return (cols + 127) / 128; }
+  std::int64_t out_rows() const { return block_map ? rblocks * 128 : rows; }
+};
+
+// Throws std::invalid_argument naming the offending value.
+void validate(const Fp8QuantizeProblem& p);
+
+// "jdg_fp8_quantize_t_bf16_rows_map": the shapes are runtime arguments.
+std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p);
+
+// The generated kernel.cu: the JDG_Q_* macros, then #include <jax_deepgemm/fp8_quantize.cuh>.
+std::string fp8_quantize_source(const Fp8QuantizeProblem& p);
+
+// Validates and compiles (through the caches). Throws std::exception on failure.
+jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
+
+}  // namespace jdg
+
+// The stage handlers of "jdg_fp8_quantize_t" (one bundle, platform "CUDA") and their state type (registered first).
+//
+// Attributes: batch, rows, cols, rblocks (i64), arch (string), in_f32, per_block, block_map (bool). Operands: x
+// [batch, rows, cols] (bfloat16 or float32), then with block_map the int32 block_src [rblocks] and block_rows
+// [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale float32 [batch, cols or cblocks, rblocks].
+extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
+extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);
+extern "C" XLA_FFI_Error* JdgFp8QuantizeExecute(XLA_FFI_CallFrame* call_frame);
+
+namespace jdg {
+constexpr const char* kFp8QuantizeStateTypeName = "jax_deepgemm.Fp8QuantizeState";
+XLA_FFI_TypeId* fp8_quantize_state_type_id();
+const XLA_FFI_TypeInfo* fp8_quantize_state_type_info();
+}  // namespace jdg

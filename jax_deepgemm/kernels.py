@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from . import runtime
 
 FP8_GEMM_TARGET = "jdg_fp8_gemm"  # every family: the "grouping" attribute selects the grouped layouts
+QUANTIZE_T_TARGET = "jdg_fp8_quantize_t"  # transposed_cast.py
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
 
@@ -21,7 +22,7 @@ def export_disabled_checks() -> list:
     JAX refuses custom calls that it does not know to be stable unless told. The call's attributes describe the
     problem (shapes, dtypes, set_num_sms's cap); the process that runs an artifact must import a jax_deepgemm whose
     target takes the same attributes (no promise across releases), and picks the kernels for its own GPUs."""
-    return [jax.export.DisabledSafetyCheck.custom_call(FP8_GEMM_TARGET)]
+    return [jax.export.DisabledSafetyCheck.custom_call(target) for target in (FP8_GEMM_TARGET, QUANTIZE_T_TARGET)]
 
 
 def _pad_last(x: jax.Array, multiple: int) -> jax.Array:

@@ -1,0 +1,153 @@
+"""The FP8 quantization of a transposed operand in one pass: `transposed_cast_to_fp8(x)` equals
+`per_token_cast_to_fp8(x.T)` (or `per_block_cast_to_fp8(x.T)`) bit for bit, optionally after moving groups of x's
+rows to 128-row blocks (`group_block_map`).
+
+The FP8 training paths quantize transposed operands every step: the weight W [K, N] as W^T's 128x128 blocks, and the
+weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
+128-row block on). As XLA fusions these took an amax pass and a transposing cast pass, plus a transpose of the FP8
+result: 3.6 ms of an MoE layer's 8.6 ms training step on an H200 (benchmarks/NOTES.md 100). On sm_90 with the
+kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x once.
+
+One primitive with its own rules, internal to the package:
+  lowering   on CUDA with the kernels, for bfloat16 / float32 x, the FFI call "jdg_fp8_quantize_t"; in a jit
+             program over several devices (GSPMD / Shardy) and everywhere else, the reference below, which XLA
+             partitions op by op as it did the helpers;
+  batching   leading axes are the kernel's batch (one map for all); batched maps take the reference under vmap;
+  no JVP     its callers are custom VJPs, which never differentiate their quantizations.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jax.extend.core import Primitive
+from jax.interpreters import batching, mlir, xla
+
+from . import runtime
+from .kernels import QUANTIZE_T_TARGET
+from .primitives import _shaped
+from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
+from .reference import segment_ends
+from .sharding import _sharded_program
+
+_KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
+
+
+def transposed_cast_to_fp8(x, *, per_block=False, block_map=None):
+    """x [..., R, C] (floating) -> the quantization of x^T: (data float8_e4m3fn [..., C, Rp], scale float32).
+
+    per_block=False: one scale per row of x^T and 128 columns, [..., C, Rp / 128] (per_token_cast_to_fp8(x^T));
+    per_block=True: one per 128x128 block, [..., ceil(C / 128), Rp / 128] (per_block_cast_to_fp8(x^T)).
+    block_map: None (Rp = R), or (block_src, block_rows) int32 [nb] from `group_block_map`: block b of x^T's
+    columns holds rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros (Rp = 128 nb). Any values
+    are clamped into x: at most 128 rows, none past its end."""
+    maps = () if block_map is None else tuple(jnp.asarray(m, jnp.int32) for m in block_map)
+    lead, (r, c) = x.shape[:-2], x.shape[-2:]
+    data, scale = quantize_t_p.bind(x.reshape((math.prod(lead), r, c)), *maps, per_block=bool(per_block))
+    return data.reshape(lead + data.shape[1:]), scale.reshape(lead + scale.shape[1:])
+
+
+def group_block_map(group_sizes: jax.Array, m: int):
+    """Each group of m rows (group_sizes [G], clamped as the grouped GEMMs clamp them) from a 128-row block on:
+    (block_src, block_rows, padded_sizes) for `transposed_cast_to_fp8`, over ceil(m / 128) + G blocks, the static
+    bound on sum(padded_sizes); padded_sizes [G] are the group sizes rounded up to 128, the k-grouped GEMM's."""
+    g = group_sizes.shape[0]
+    ends = segment_ends(group_sizes, m)
+    sizes = jnp.diff(ends, prepend=0)
+    padded_sizes = (sizes + BLOCK - 1) // BLOCK * BLOCK
+    padded_ends = jnp.cumsum(padded_sizes)
+    first = jnp.arange(ceil_div(m, BLOCK) + g, dtype=padded_ends.dtype) * BLOCK  # each block's first padded row
+    group = jnp.minimum(jnp.searchsorted(padded_ends, first, side="right"), g - 1)  # past the last group: empty
+    offset = first - (padded_ends - padded_sizes)[group]
+    rows = jnp.where(first < padded_ends[-1], jnp.clip(sizes[group] - offset, 0, BLOCK), 0)
+    src = (ends - sizes)[group] + offset
+    return src.astype(jnp.int32), rows.astype(jnp.int32), padded_sizes.astype(jnp.int32)
+
+
+# ---- the reference: the specification, and the lowering wherever the kernel does not run ----
+
+def _gather_blocks(x, block_src, block_rows):
+    """x [B, R, C] -> [B, 128 nb, C]: block b holds rows block_src[b] .. (clamped as the kernel clamps), then zeros."""
+    r = x.shape[1]
+    count = jnp.minimum(jnp.clip(block_rows, 0, BLOCK), r)
+    src = jnp.clip(block_src, 0, r - count)
+    offset = jnp.arange(BLOCK, dtype=jnp.int32)
+    valid = (offset[None, :] < count[:, None]).reshape(-1)
+    rows = jnp.where(valid, (src[:, None] + offset[None, :]).reshape(-1), 0)
+    if r == 0:
+        return jnp.zeros((x.shape[0], rows.shape[0], x.shape[2]), x.dtype)
+    return jnp.where(valid[None, :, None], x[:, rows, :], jnp.zeros((), x.dtype))
+
+
+def _reference(x, *maps, per_block):
+    if maps:
+        x = _gather_blocks(x, *maps)
+    cast = per_block_cast_to_fp8 if per_block else per_token_cast_to_fp8
+    return jax.vmap(cast)(jnp.swapaxes(x, 1, 2))
+
+
+def _shapes(x, *maps, per_block):
+    b, r, c = x.shape
+    rp = maps[0].shape[0] * BLOCK if maps else r
+    scale_rows = ceil_div(c, BLOCK) if per_block else c
+    return ((b, c, rp), jnp.float8_e4m3fn), ((b, scale_rows, ceil_div(rp, BLOCK)), jnp.float32)
+
+
+# ---- the kernel ----
+
+def _kernel(x, *maps, per_block):
+    b, r, c = x.shape
+    (out_shape, out_dtype), (scale_shape, scale_dtype) = _shapes(x, *maps, per_block=per_block)
+    call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, (jax.ShapeDtypeStruct(out_shape, out_dtype),
+                                                jax.ShapeDtypeStruct(scale_shape, scale_dtype)))
+    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=scale_shape[-1], arch=runtime.ARCH,
+                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=bool(maps))
+
+
+# ---- the primitive ----
+
+quantize_t_p = Primitive("jax_deepgemm_quantize_t")
+quantize_t_p.multiple_results = True
+quantize_t_p.def_impl(partial(xla.apply_primitive, quantize_t_p))
+
+
+@quantize_t_p.def_abstract_eval
+def _abstract_eval(x, *maps, per_block):
+    avals = (x, *maps)
+    return [_shaped(avals, shape, dtype) for shape, dtype in _shapes(x, *maps, per_block=per_block)]
+
+
+def _cuda_rule():
+    reference_rule = mlir.lower_fun(_reference, multiple_results=True)
+    kernel_rule = mlir.lower_fun(_kernel, multiple_results=True)
+
+    def rule(ctx, *args, **params):
+        x = ctx.avals_in[0]
+        if x.dtype in _KERNEL_DTYPES and not _sharded_program(ctx) and runtime.use_kernels():
+            return kernel_rule(ctx, *args, **params)
+        return reference_rule(ctx, *args, **params)
+
+    return rule
+
+
+mlir.register_lowering(quantize_t_p, mlir.lower_fun(_reference, multiple_results=True))
+mlir.register_lowering(quantize_t_p, _cuda_rule(), platform="cuda")
+
+
+def _batch_rule(args, dims, *, per_block):
+    x, *maps = args
+    x_dim, *map_dims = dims
+    if all(d is None for d in map_dims):  # (None: not batched)
+        x = jnp.moveaxis(x, x_dim, 0)
+        data, scale = quantize_t_p.bind(x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:]), *maps,
+                                        per_block=per_block)
+        lead = x.shape[:2]
+        return [data.reshape(lead + data.shape[1:]), scale.reshape(lead + scale.shape[1:])], [0, 0]
+    out = jax.vmap(partial(_reference, per_block=per_block), in_axes=tuple(dims))(*args)
+    return list(out), [0, 0]
+
+
+batching.primitive_batchers[quantize_t_p] = _batch_rule

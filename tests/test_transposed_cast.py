@@ -1,0 +1,146 @@
+"""transposed_cast_to_fp8: the quantization of x^T, bit for bit the helpers' (per_token_cast_to_fp8(x.T),
+per_block_cast_to_fp8(x.T)), through a block map built from group sizes or holding any values. On CPU this checks the
+reference lowering; with an sm_90 GPU the same cases run the kernel (checked present in the program), outputs
+poisoned before each launch, also inside a jitted lax.scan."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from conftest import BF16, F32, kernels_active, randn, seed_of  # noqa: E402
+
+import jax_deepgemm as dg  # noqa: E402
+from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8  # noqa: E402
+
+_helper = {False: jax.jit(dg.per_token_cast_to_fp8), True: jax.jit(dg.per_block_cast_to_fp8)}
+
+
+def _bits(pair):
+    data, scale = pair
+    return np.asarray(data.view(jnp.uint8)), np.asarray(scale)
+
+
+def _assert_same(got, want):
+    (gd, gs), (wd, ws) = _bits(got), _bits(want)
+    assert gd.shape == wd.shape and gs.shape == ws.shape, (gd.shape, wd.shape, gs.shape, ws.shape)
+    np.testing.assert_array_equal(gs.view(np.uint32), ws.view(np.uint32))
+    np.testing.assert_array_equal(gd, wd)
+
+
+def _cast(x, per_block=False, block_map=None):
+    """transposed_cast_to_fp8 under jit; on the GPU also checks that the kernel runs."""
+    fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None))
+    args = (x,) + tuple(block_map or ())
+    if kernels_active() and x.dtype in (BF16, F32):
+        assert 'custom_call_target="jdg_fp8_quantize_t"' in fn.lower(*args).compile().as_text()
+    return fn(*args)
+
+
+def _data(shape, dtype, seed):
+    """Random data with a zero column and a column of subnormal-sized values (the amax floor, tiny quotients)."""
+    x = np.array(randn(seed, shape, F32), np.float32)
+    x[..., 0] = 0.0
+    if shape[-1] > 2:
+        x[..., 2] *= 1e-30
+    return jnp.asarray(x).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("per_block", [False, True], ids=["rows", "blocks"])
+@pytest.mark.parametrize("shape", [(256, 384), (300, 200), (1, 1), (129, 131), (2, 3, 260, 130), (4, 128, 2048)])
+def test_equals_the_helpers(shape, per_block, dtype):
+    x = _data(shape, dtype, seed_of("tcast", shape, per_block))
+    got = _cast(x, per_block)
+    flat = x.reshape((-1,) + x.shape[-2:])
+    want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
+    _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+
+
+def _gathered(x, block_src, block_rows):
+    """NumPy: x [R, C] -> [128 nb, C], block b = rows block_src[b] .. of x clamped as the kernel clamps, then zeros."""
+    r = x.shape[0]
+    out = np.zeros((len(block_src) * 128, x.shape[1]), x.dtype)
+    for b, (src, rows) in enumerate(zip(block_src, block_rows)):
+        count = min(max(int(rows), 0), 128, r)
+        start = min(max(int(src), 0), r - count)
+        out[b * 128: b * 128 + count] = x[start: start + count]
+    return out
+
+
+GROUPS = {"mixed": [5, 130, 0, 100, 65], "aligned": [128, 256, 128], "one_token": [1, 1, 1, 1],
+          "empty": [0, 0, 0], "past_m": [200, 300, 400], "negative_huge": [-5, 2**31 - 1, 7, -(2**31)]}
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("groups", sorted(GROUPS))
+def test_group_block_map(groups, dtype):
+    """Each group's rows from a 128-row block on, as the k-grouped weight gradient wants them."""
+    m, c = 400, 192
+    x = _data((m, c), dtype, seed_of("tcast-groups", groups))
+    sizes = jnp.asarray(GROUPS[groups], jnp.int32)
+    block_src, block_rows, padded = jax.jit(group_block_map, static_argnums=1)(sizes, m)
+    # the padded sizes hold the (clamped) groups, each rounded up to 128 rows
+    clamped = np.diff(np.minimum(np.cumsum(np.clip(np.asarray(GROUPS[groups], np.int64), 0, m)), m), prepend=0)
+    np.testing.assert_array_equal(np.asarray(padded), -(-clamped // 128) * 128)
+    assert len(block_src) == -(-m // 128) + len(GROUPS[groups])
+    rows = np.asarray(block_rows).reshape(-1)
+    assert int(rows.sum()) == int(clamped.sum())
+    got = _cast(x, block_map=(block_src, block_rows))
+    want = _helper[False](jnp.asarray(_gathered(np.asarray(x), np.asarray(block_src), rows)).T)
+    _assert_same(got, want)
+
+
+@pytest.mark.parametrize("rows", [300, 0], ids=["rows300", "empty_x"])
+def test_any_block_map(rows):
+    """Block maps holding any values read inside x (clamped) and give the reference's result."""
+    rng = np.random.default_rng(seed_of("tcast-garbage", rows))
+    nb, c = 9, 160
+    block_src = rng.integers(-1000, 1000, nb).astype(np.int32)
+    block_rows = rng.integers(-50, 300, nb).astype(np.int32)
+    block_src[:3] = [2**31 - 1, -(2**31), rows - 3]
+    block_rows[:3] = [2**31 - 1, 128, 2**31 - 1]
+    x = _data((rows, c), BF16, seed_of("tcast-garbage-x", rows)) if rows else jnp.zeros((0, c), BF16)
+    got = _cast(x, block_map=(jnp.asarray(block_src), jnp.asarray(block_rows)))
+    want = _helper[False](jnp.asarray(_gathered(np.asarray(x), block_src, block_rows)).T)
+    _assert_same(got, want)
+
+
+def test_inside_scan():
+    """Inside a jitted lax.scan (a command buffer on the GPU), with the block map as device data per step."""
+    m, c = 256, 256
+    xs = _data((3, m, c), BF16, seed_of("tcast-scan"))
+    sizes = jnp.asarray([[100, 156], [0, 256], [256, 0]], jnp.int32)
+
+    @jax.jit
+    def run(xs, sizes):
+        def step(carry, xs_sizes):
+            x, s = xs_sizes
+            src, rows, _ = group_block_map(s, m)
+            return carry, transposed_cast_to_fp8(x, block_map=(src, rows))
+        return jax.lax.scan(step, 0, (xs, sizes))[1]
+
+    data, scale = run(xs, sizes)
+    for i in range(3):
+        src, rows, _ = group_block_map(sizes[i], m)
+        want = _helper[False](jnp.asarray(_gathered(np.asarray(xs[i]), np.asarray(src), np.asarray(rows))).T)
+        _assert_same((data[i], scale[i]), want)
+
+
+def test_vmap():
+    """vmap: an unbatched map goes to the kernel's batch; a batched one takes the reference per element."""
+    m, c = 200, 136
+    xs = _data((2, m, c), F32, seed_of("tcast-vmap"))
+    per = [group_block_map(jnp.asarray(s, jnp.int32), m) for s in ([50, 150], [199, 1])]
+    shared = jax.jit(jax.vmap(lambda x: transposed_cast_to_fp8(x, block_map=per[0][:2])))(xs)
+    maps = [jnp.stack([p[i] for p in per]) for i in range(2)]
+    own = jax.jit(jax.vmap(lambda x, s, r: transposed_cast_to_fp8(x, block_map=(s, r))))(xs, *maps)
+    for i in range(2):
+        for got, (src, rows, _) in ((shared, per[0]), (own, per[i])):
+            want = _helper[False](jnp.asarray(_gathered(np.asarray(xs[i]), np.asarray(src), np.asarray(rows))).T)
+            _assert_same((got[0][i], got[1][i]), want)

@@ -1,0 +1,52 @@
+"""The transposed operands' quantization of the MoE layer's training step (the demo's: 4096 tokens x 7168, 16 experts
+of 2048, top 4) and of a dense MLP's weight gradient: GPU time per call of `transposed_cast_to_fp8` with the kernel
+against the same call lowered to the XLA fusions (JAX_DEEPGEMM_DISABLE_KERNELS at lowering), and the kernel's
+bytes moved (x read once, data and scales written) per second.
+
+    python benchmarks/experiments/transposed_cast.py
+"""
+
+import collections
+import os
+
+import jax
+import jax.numpy as jnp
+
+from jax_deepgemm import bench
+from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8
+
+TOKENS = 4096 * 4
+GROUPS = jnp.full((16,), TOKENS // 16, jnp.int32) + jnp.arange(16, dtype=jnp.int32) * 7 - 52  # uneven, sum 16384
+CASES = [  # name, shape, dtype, per_block, grouped
+    ("w_gate_up [16, 7168, 4096] f32, 128x128", (16, 7168, 4096), jnp.float32, True, False),
+    ("w_down [16, 2048, 7168] f32, 128x128", (16, 2048, 7168), jnp.float32, True, False),
+    ("x [16384, 7168] bf16, groups", (TOKENS, 7168), jnp.bfloat16, False, True),
+    ("grad_gate_up [16384, 4096] bf16, groups", (TOKENS, 4096), jnp.bfloat16, False, True),
+    ("h [16384, 2048] bf16, groups", (TOKENS, 2048), jnp.bfloat16, False, True),
+    ("x [8192, 7168] bf16, dense", (8192, 7168), jnp.bfloat16, False, False),
+]
+
+
+def gpu_us(fn, args, calls=10):
+    for _ in range(2):
+        jax.block_until_ready(fn(*args))
+    events = bench._trace_kernels(lambda: [jax.block_until_ready(fn(*args)) for _ in range(calls)])
+    per_name = collections.Counter()
+    for name, start, end in events:
+        per_name[name] += (end - start) / 1e3 / calls
+    return sum(per_name.values()), per_name
+
+
+for name, shape, dtype, per_block, grouped in CASES:
+    x = jax.random.normal(jax.random.key(0), shape, dtype)
+    maps = group_block_map(GROUPS, shape[0])[:2] if grouped else ()
+    out = jax.eval_shape(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None), x, *maps)
+    moved = x.size * x.dtype.itemsize + sum(o.size * o.dtype.itemsize for o in out)
+    times = {}
+    for kernels in ("1", "0"):
+        os.environ["JAX_DEEPGEMM_DISABLE_KERNELS"] = "0" if kernels == "1" else "1"
+        fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None))
+        times[kernels] = gpu_us(fn, (x, *maps))
+    us, xla_us = times["1"][0], times["0"][0]
+    kernels_seen = ", ".join(f"{k[:28]} {v:.0f}" for k, v in times["0"][1].most_common(4))
+    print(f"{name:44s} kernel {us:8.1f} us ({moved / us / 1e3:6.0f} GB/s)   XLA {xla_us:8.1f} us ({kernels_seen})")

@@ -11,14 +11,15 @@
 //                    1: it is rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros
 //                       (out_rows = 128 rblocks); device data, clamped to x whatever it holds
 //
-// The arithmetic is jax_deepgemm.quantization's, bit for bit: scale = max(amax, 1e-4) / 448, q = clip(x / scale,
-// -448, 448) rounded to nearest even, NaN propagated by the max and the clip as XLA's maximum / minimum do.
+// The arithmetic is jax_deepgemm.quantization's as XLA compiles it for the GPU, so that the result equals the
+// helpers' there bit for bit: scale = max(amax, 1e-4) * f32(1 / 448), q = clip(x / scale, -448, 448) with XLA's
+// division (div.full) and NaN-propagating max / min, rounded to nearest even.
 //
-// One CTA per (batch, 128-column tile, 128-row block): 8 warps, warp w holding rows 16 w .. 16 w + 15 of the block
-// and lane l columns l, l + 32, l + 64, l + 96 of the tile (each load instruction of a warp reads 32 adjacent
-// elements of one row). The column amaxes meet in shared memory; each thread then converts its 16 rows of a column
-// into 16 bytes of one output row, stored into a shared tile (one output row per 144-byte line: the 8 lanes of a
-// 16-byte store phase land in distinct banks), which the CTA writes out as 128-byte row segments.
+// One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or
+// 4 float32 adjacent columns) of 8 or 16 consecutive rows: 128 or 256 bytes in flight per thread. The column amaxes
+// meet through warp shuffles and shared memory; each thread then turns its rows of each of its columns into 8 or 16
+// consecutive bytes of one output row, stored into a shared 128 x 128 byte tile (XOR-swizzled: no bank conflicts),
+// which the CTA writes out as 128-byte segments of output rows.
 #pragma once
 
 #include <jax_deepgemm/fp8_quantize_abi.h>
@@ -36,19 +37,30 @@
 namespace jdg {
 namespace fp8_quantize {
 
-constexpr int kBlock = kFp8QuantizeBlock;    // 128: rows per block, columns per tile
-constexpr int kWarps = kFp8QuantizeThreads / 32;
-constexpr int kRowsPerWarp = kBlock / kWarps;  // 16
-constexpr int kColsPerLane = kBlock / 32;      // 4
-constexpr int kLine = kBlock + 16;             // bytes per output row in the shared tile
+constexpr int kBlock = kFp8QuantizeBlock;  // 128: rows per block, columns per tile
+constexpr int kThreads = kFp8QuantizeThreads;
+constexpr int kWarps = kThreads / 32;
 
 #if JDG_Q_IN_F32
 using Input = float;
-__device__ __forceinline__ float load(const Input* p) { return __ldg(p); }
+__device__ __forceinline__ float to_f32(Input v) { return v; }
 #else
 using Input = unsigned short;  // bfloat16 bits
-__device__ __forceinline__ float load(const Input* p) { return __uint_as_float(((unsigned int)__ldg(p)) << 16); }
+__device__ __forceinline__ float to_f32(Input v) { return __uint_as_float(static_cast<unsigned int>(v) << 16); }
 #endif
+
+// A thread's part of the tile: kVec adjacent columns (16 bytes of a row of x) of kRows consecutive rows.
+constexpr int kVec = 16 / sizeof(Input);       // 8 (bf16) or 4 (f32)
+constexpr int kChunks = kBlock / kVec;         // 16-byte chunks per tile row
+constexpr int kRowGroups = kThreads / kChunks;
+constexpr int kRows = kBlock / kRowGroups;     // 8 (bf16) or 16 (f32): bytes per column in the FP8 output
+constexpr int kUnits = kBlock / kRows;         // kRows-byte units per 128-byte output row segment
+static_assert(kChunks <= 32 && kRows * kRowGroups == kBlock, "tile split");
+
+union Chunk {
+  uint4 bits;
+  Input v[kVec];
+};
 
 // max / min that return NaN when either operand is NaN (XLA's maximum and minimum).
 __device__ __forceinline__ float max_nan(float a, float b) {
@@ -62,6 +74,14 @@ __device__ __forceinline__ float min_nan(float a, float b) {
   return r;
 }
 
+// x / scale as XLA divides f32 on NVIDIA GPUs (div.full, its NVPTX setting), so that the result equals the
+// helpers' run on the GPU bit for bit (on the CPU they divide with IEEE rounding, which can differ in the last bit).
+__device__ __forceinline__ float divide(float x, float scale) {
+  float r;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(scale));
+  return r;
+}
+
 // Two floats -> two float8_e4m3fn bytes, round to nearest even: `lo` in the low byte.
 __device__ __forceinline__ unsigned int pack_e4m3x2(float lo, float hi) {
   unsigned short r;
@@ -69,19 +89,22 @@ __device__ __forceinline__ unsigned int pack_e4m3x2(float lo, float hi) {
   return r;
 }
 
-// x / scale rounded to nearest (IEEE division), from the correctly rounded 1 / scale: Markstein's correction
-// (q0 = x r, then q0 + (x - q0 scale) r with two FMAs) gives the correctly rounded quotient when no intermediate
-// underflows, and a quotient that small quantizes to 0 either way. Three instructions instead of the division's
-// dozen: at bfloat16 input the division alone would have made the kernel compute-bound. An infinite scale (an
-// infinite x) takes the division, whose x / inf = 0 the correction would turn into NaN.
-__device__ __forceinline__ float divide(float x, float scale, float inverse) {
-  if (isinf(scale)) return __fdiv_rn(x, scale);
-  const float q = x * inverse;
-  return fmaf(fmaf(-q, scale, x), inverse, q);
+__device__ __forceinline__ unsigned int quantize_x4(const float* x, float scale) {
+  float q[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) q[i] = min_nan(max_nan(divide(x[i], scale), -kFp8QuantizeMax), kFp8QuantizeMax);
+  return pack_e4m3x2(q[0], q[1]) | (pack_e4m3x2(q[2], q[3]) << 16);
 }
 
-__device__ __forceinline__ float quantize(float x, float scale, float inverse) {
-  return min_nan(max_nan(divide(x, scale, inverse), -kFp8QuantizeMax), kFp8QuantizeMax);
+// XLA turns the helpers' division by the constant 448 into a product with its float32 reciprocal.
+__device__ __forceinline__ float scale_of(float amax) {
+  return max_nan(amax, kFp8QuantizeAmaxFloor) * (1.0f / kFp8QuantizeMax);
+}
+
+// Where output row `col`'s unit `unit` (kRows bytes) lies in the shared tile: units XOR-swizzled by the column's
+// chunk, so that the threads of a store phase (adjacent chunks, one unit) hit distinct banks.
+__device__ __forceinline__ int tile_offset(int col, int unit) {
+  return col * kBlock + ((unit ^ (col / kVec)) % kUnits) * kRows;
 }
 
 }  // namespace fp8_quantize
@@ -92,19 +115,20 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   using namespace jdg::fp8_quantize;
   __shared__ float column_amax[kWarps][kBlock];
   __shared__ float column_scale[kBlock];
+  __shared__ __align__(16) unsigned char tile[kBlock * kBlock];
 #if JDG_Q_PER_BLOCK
   __shared__ float block_amax[kBlock / 32];  // one per warp of the first 128 threads
 #endif
-  __shared__ __align__(16) unsigned char tile[kBlock * kLine];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   // CTA index -> (batch, column tile, row block), the column tile fastest: neighbouring CTAs read the same rows.
   long long cta = blockIdx.x;
   const int cblock = static_cast<int>(cta % args.cblocks);
   cta /= args.cblocks;
   const int rblock = static_cast<int>(cta % args.rblocks);
   const long long batch = cta / args.rblocks;
-  const long long col0 = static_cast<long long>(cblock) * kBlock;
+  const long long col0 = static_cast<long long>(cblock) * kBlock + chunk * kVec;  // this thread's first column
 
   // The rows of x this block holds: [src, src + count), count <= 128, inside x whatever the block map says.
   long long src, count;
@@ -117,89 +141,127 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   count = min(static_cast<long long>(kBlock), args.rows - src);
 #endif
 
-  const Input* x = static_cast<const Input*>(args.x) + batch * args.rows * args.cols;
-  float v[kRowsPerWarp][kColsPerLane];
+  // Load: 16-byte vectors where every row starts 16-byte aligned (cols a multiple of kVec), else element by element.
+  const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
+  Chunk v[kRows];
+  const bool vector = args.cols % kVec == 0;
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int r = warp * kRowsPerWarp + i;
+  for (int i = 0; i < kRows; ++i) {
+    const int r = group * kRows + i;
+    v[i].bits = make_uint4(0, 0, 0, 0);
+    if (r < count && col0 < args.cols) {
+      if (vector) {
+        v[i].bits = __ldg(reinterpret_cast<const uint4*>(x + r * args.cols));
+      } else {
 #pragma unroll
-    for (int j = 0; j < kColsPerLane; ++j) {
-      const long long c = col0 + lane + 32 * j;
-      v[i][j] = (r < count && c < args.cols) ? load(x + (src + r) * args.cols + c) : 0.0f;
+        for (int j = 0; j < kVec; ++j)
+          if (col0 + j < args.cols) v[i].v[j] = x[r * args.cols + j];
+      }
     }
   }
 
-  // Column amaxes: over this warp's 16 rows, then over the 8 warps.
+  // Column amaxes: over this thread's rows, the lanes of its warp that hold the same columns, then the warps.
+  float amax[kVec];
+#if JDG_Q_IN_F32
 #pragma unroll
-  for (int j = 0; j < kColsPerLane; ++j) {
-    float amax = 0.0f;
+  for (int j = 0; j < kVec; ++j) {
+    amax[j] = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) amax = max_nan(amax, fabsf(v[i][j]));
-    column_amax[warp][lane + 32 * j] = amax;
+    for (int i = 0; i < kRows; ++i) amax[j] = max_nan(amax[j], fabsf(v[i].v[j]));
+  }
+#else
+  // On the bfloat16 bits, two columns per instruction: without the sign, larger magnitudes are larger integers, and
+  // a NaN is larger than any number (so it propagates, as XLA's max does).
+  unsigned int packed[kVec / 2];
+#pragma unroll
+  for (int p = 0; p < kVec / 2; ++p) {
+    packed[p] = 0;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i)
+      packed[p] = __vmaxu2(packed[p], reinterpret_cast<const unsigned int*>(v[i].v)[p] & 0x7fff7fffu);
+    amax[2 * p] = __uint_as_float(packed[p] << 16);
+    amax[2 * p + 1] = __uint_as_float(packed[p] & 0xffff0000u);
+  }
+#endif
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+#pragma unroll
+    for (int offset = 16; offset >= kChunks; offset /= 2)
+      amax[j] = max_nan(amax[j], __shfl_xor_sync(0xffffffffu, amax[j], offset));
+  }
+  if (lane < kChunks) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) column_amax[warp][chunk * kVec + j] = amax[j];
   }
   __syncthreads();
   if (threadIdx.x < kBlock) {
-    float amax = column_amax[0][threadIdx.x];
+    float a = column_amax[0][threadIdx.x];
 #pragma unroll
-    for (int w = 1; w < kWarps; ++w) amax = max_nan(amax, column_amax[w][threadIdx.x]);
+    for (int w = 1; w < kWarps; ++w) a = max_nan(a, column_amax[w][threadIdx.x]);
 #if JDG_Q_PER_BLOCK
     // One amax for the whole 128x128 block: the four warps of the first 128 threads, then their four values.
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-    if (lane == 0) block_amax[warp] = amax;
+    for (int offset = 16; offset > 0; offset /= 2) a = max_nan(a, __shfl_xor_sync(0xffffffffu, a, offset));
+    if (lane == 0) block_amax[warp] = a;
 #else
-    const float scale = __fdiv_rn(max_nan(amax, jdg::kFp8QuantizeAmaxFloor), jdg::kFp8QuantizeMax);
+    const float scale = scale_of(a);
     column_scale[threadIdx.x] = scale;
-    const long long c = col0 + threadIdx.x;
+    const long long c = static_cast<long long>(cblock) * kBlock + threadIdx.x;
     if (c < args.cols) args.scale[(batch * args.cols + c) * args.rblocks + rblock] = scale;
 #endif
   }
 #if JDG_Q_PER_BLOCK
   __syncthreads();
   if (threadIdx.x == 0) {
-    const float amax = max_nan(max_nan(block_amax[0], block_amax[1]), max_nan(block_amax[2], block_amax[3]));
-    const float scale = __fdiv_rn(max_nan(amax, jdg::kFp8QuantizeAmaxFloor), jdg::kFp8QuantizeMax);
+    const float scale = scale_of(max_nan(max_nan(block_amax[0], block_amax[1]), max_nan(block_amax[2], block_amax[3])));
     column_scale[0] = scale;
     args.scale[(batch * args.cblocks + cblock) * args.rblocks + rblock] = scale;
   }
 #endif
   __syncthreads();
 
-  // Each thread's 16 rows of a column are 16 consecutive bytes of one output row.
+  // Each of this thread's columns: kRows consecutive bytes (one unit) of an output row, into the shared tile.
 #pragma unroll
-  for (int j = 0; j < kColsPerLane; ++j) {
-    const int col = lane + 32 * j;
+  for (int j = 0; j < kVec; ++j) {
+    const int col = chunk * kVec + j;
     const float scale = column_scale[JDG_Q_PER_BLOCK ? 0 : col];
-    const float inverse = __frcp_rn(scale);
-    unsigned int word[4];
+    unsigned int word[kRows / 4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const unsigned int lo = pack_e4m3x2(quantize(v[4 * q][j], scale, inverse), quantize(v[4 * q + 1][j], scale, inverse));
-      const unsigned int hi = pack_e4m3x2(quantize(v[4 * q + 2][j], scale, inverse),
-                                             quantize(v[4 * q + 3][j], scale, inverse));
-      word[q] = lo | (hi << 16);
+    for (int q = 0; q < kRows / 4; ++q) {
+      float f[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) f[i] = to_f32(v[4 * q + i].v[j]);
+      word[q] = quantize_x4(f, scale);
     }
-    *reinterpret_cast<uint4*>(tile + col * kLine + warp * kRowsPerWarp) = make_uint4(word[0], word[1], word[2], word[3]);
+    unsigned char* to = tile + tile_offset(col, group);
+    if constexpr (kRows == 16) {
+      *reinterpret_cast<uint4*>(to) = make_uint4(word[0], word[1], word[2], word[3]);
+    } else {
+      *reinterpret_cast<uint2*>(to) = make_uint2(word[0], word[1]);
+    }
   }
   __syncthreads();
 
-  // Out: 128 output rows (columns of x) x 128 bytes, 16 bytes per thread and step, 8 threads per row segment.
+  // Out: 128 output rows (columns of x) x 128 bytes as units of kRows bytes, kUnits threads per row segment.
   unsigned char* out = args.out + batch * args.cols * args.out_rows;
-  const long long first = static_cast<long long>(rblock) * kBlock;  // this block's first byte in an output row
-  const bool aligned = args.out_rows % 16 == 0;
+  const bool aligned = args.out_rows % kRows == 0;
 #pragma unroll
-  for (int step = 0; step < kBlock * kBlock / 16 / jdg::kFp8QuantizeThreads; ++step) {
-    const int index = step * jdg::kFp8QuantizeThreads + threadIdx.x;
-    const int row = index / 8, chunk = index % 8;
-    const long long c = col0 + row;
-    const long long r = first + chunk * 16;
+  for (int step = 0; step < kBlock * kUnits / kThreads; ++step) {
+    const int index = step * kThreads + threadIdx.x;
+    const int row = index / kUnits, unit = index % kUnits;
+    const long long c = static_cast<long long>(cblock) * kBlock + row;
+    const long long r = static_cast<long long>(rblock) * kBlock + unit * kRows;
     if (c >= args.cols || r >= args.out_rows) continue;
-    const unsigned char* from = tile + row * kLine + chunk * 16;
+    const unsigned char* from = tile + tile_offset(row, unit);
     unsigned char* to = out + c * args.out_rows + r;
-    if (aligned && r + 16 <= args.out_rows) {
-      *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+    if (aligned && r + kRows <= args.out_rows) {
+      if constexpr (kRows == 16) {
+        *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
+      } else {
+        *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(from);
+      }
     } else {
-      for (int b = 0; b < 16 && r + b < args.out_rows; ++b) to[b] = from[b];
+      for (int b = 0; b < kRows && r + b < args.out_rows; ++b) to[b] = from[b];
     }
   }
 }

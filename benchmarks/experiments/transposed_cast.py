@@ -3,11 +3,13 @@ of 2048, top 4) and of a dense MLP's weight gradient: GPU time per call of `tran
 against the same call lowered to the XLA fusions (JAX_DEEPGEMM_DISABLE_KERNELS at lowering), and the kernel's
 bytes moved (x read once, data and scales written) per second.
 
-    python benchmarks/experiments/transposed_cast.py
+    python benchmarks/experiments/transposed_cast.py [f32|bf16|all] [--no-xla]   (the cases of that input dtype;
+                                                                                  without XLA's times)
 """
 
 import collections
 import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -38,15 +40,20 @@ def gpu_us(fn, args, calls=10):
 
 
 for name, shape, dtype, per_block, grouped in CASES:
+    if len(sys.argv) > 1 and sys.argv[1] not in (name, "all") and sys.argv[1] not in name:
+        continue
     x = jax.random.normal(jax.random.key(0), shape, dtype)
     maps = group_block_map(GROUPS, shape[0])[:2] if grouped else ()
     out = jax.eval_shape(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None), x, *maps)
     moved = x.size * x.dtype.itemsize + sum(o.size * o.dtype.itemsize for o in out)
     times = {}
-    for kernels in ("1", "0"):
+    for kernels in ("1",) if "--no-xla" in sys.argv else ("1", "0"):
         os.environ["JAX_DEEPGEMM_DISABLE_KERNELS"] = "0" if kernels == "1" else "1"
         fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None))
         times[kernels] = gpu_us(fn, (x, *maps))
-    us, xla_us = times["1"][0], times["0"][0]
-    kernels_seen = ", ".join(f"{k[:28]} {v:.0f}" for k, v in times["0"][1].most_common(4))
-    print(f"{name:44s} kernel {us:8.1f} us ({moved / us / 1e3:6.0f} GB/s)   XLA {xla_us:8.1f} us ({kernels_seen})")
+    us = times["1"][0]
+    line = f"{name:44s} kernel {us:8.1f} us ({moved / us / 1e3:6.0f} GB/s)"
+    if "0" in times:
+        kernels_seen = ", ".join(f"{k[:28]} {v:.0f}" for k, v in times["0"][1].most_common(4))
+        line += f"   XLA {times['0'][0]:8.1f} us ({kernels_seen})"
+    print(line)

@@ -110,7 +110,7 @@ __device__ __forceinline__ int tile_offset(int col, int unit) {
 }  // namespace fp8_quantize
 }  // namespace jdg
 
-extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
+extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads, 3)
     jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::fp8_quantize;
   __shared__ float column_amax[kWarps][kBlock];
@@ -123,11 +123,9 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   // CTA index -> (batch, column tile, row block), the column tile fastest: neighbouring CTAs read the same rows.
-  long long cta = blockIdx.x;
-  const int cblock = static_cast<int>(cta % args.cblocks);
-  cta /= args.cblocks;
-  const int rblock = static_cast<int>(cta % args.rblocks);
-  const long long batch = cta / args.rblocks;
+  const int cblock = static_cast<int>(blockIdx.x % args.cblocks);  // (32-bit: the grid is < 2^31 CTAs)
+  const int rblock = static_cast<int>(blockIdx.x / args.cblocks % args.rblocks);
+  const long long batch = blockIdx.x / args.cblocks / args.rblocks;
   const long long col0 = static_cast<long long>(cblock) * kBlock + chunk * kVec;  // this thread's first column
 
   // The rows of x this block holds: [src, src + count), count <= 128, inside x whatever the block map says.
@@ -144,19 +142,20 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   // Load: 16-byte vectors where every row starts 16-byte aligned (cols a multiple of kVec), else element by element.
   const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
   Chunk v[kRows];
-  const bool vector = args.cols % kVec == 0;
+  const bool in_cols = col0 < args.cols;
+  if (args.cols % kVec == 0) {  // (one branch for the whole loop: the loads issue back to back)
 #pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int r = group * kRows + i;
-    v[i].bits = make_uint4(0, 0, 0, 0);
-    if (r < count && col0 < args.cols) {
-      if (vector) {
-        v[i].bits = __ldg(reinterpret_cast<const uint4*>(x + r * args.cols));
-      } else {
+    for (int i = 0; i < kRows; ++i) {
+      const int r = group * kRows + i;
+      v[i].bits = r < count && in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
+                                       : make_uint4(0, 0, 0, 0);
+    }
+  } else {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j)
-          if (col0 + j < args.cols) v[i].v[j] = x[r * args.cols + j];
-      }
+    for (int i = 0; i < kRows; ++i) {
+      const int r = group * kRows + i;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) v[i].v[j] = r < count && col0 + j < args.cols ? x[r * args.cols + j] : Input(0);
     }
   }
 

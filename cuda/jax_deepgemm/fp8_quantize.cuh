@@ -110,7 +110,7 @@ __device__ __forceinline__ int tile_offset(int col, int unit) {
 }  // namespace fp8_quantize
 }  // namespace jdg
 
-extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads, 3)
+extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::fp8_quantize;
   __shared__ float column_amax[kWarps][kBlock];

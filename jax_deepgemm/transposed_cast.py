@@ -4,9 +4,11 @@ rows to 128-row blocks (`group_block_map`).
 
 The FP8 training paths quantize transposed operands every step: the weight W [K, N] as W^T's 128x128 blocks, and the
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
-128-row block on). As XLA fusions these took an amax pass and a transposing cast pass, plus a transpose of the FP8
-result: 3.6 ms of an MoE layer's 8.6 ms training step on an H200 (benchmarks/NOTES.md 100). On sm_90 with the
-kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x once.
+128-row block on). As XLA fusions these take an amax pass and a transposing cast pass (sometimes a transpose of the
+FP8 result too); on sm_90 with the kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x
+once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16 on an H200, 1.9-13x faster than the fusions
+(benchmarks/NOTES.md 100). fp8_dot uses it; ragged_dot (the batched weights, the block map) not yet, see
+differentiable.py.
 
 One primitive with its own rules, internal to the package:
   lowering   on CUDA with the kernels, for bfloat16 / float32 x, the FFI call "jdg_fp8_quantize_t"; in a jit

@@ -6,7 +6,7 @@ The FP8 training paths quantize transposed operands every step: the weight W [K,
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
 128-row block on). As XLA fusions these take an amax pass and a transposing cast pass (sometimes a transpose of the
 FP8 result too); on sm_90 with the kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x
-once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16 on an H200, 1.9-13x faster than the fusions
+once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16 on an H200, 1.9-13.5x faster than the fusions
 (benchmarks/NOTES.md 100). fp8_dot uses it; ragged_dot (the batched weights, the block map) not yet, see
 differentiable.py.
 

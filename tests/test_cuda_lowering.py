@@ -81,6 +81,25 @@ def test_fp8_dot_forward_and_backward_use_the_kernel():
     text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
     assert "dot_general" not in text
     assert text.count("custom_call @jdg_fp8_gemm") == 3  # forward, dgrad, wgrad
+    # the transposed operands, each one call of the quantization kernel: W^T (128x128), X^T and grad^T (1x128)
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    assert len(calls) == 3, text
+    per_block = sorted(re.search(r"per_block = (\w+)", c).group(1) for c in calls)
+    assert per_block == ["false", "false", "true"]
+    assert all("block_map = false" in c and 'arch = "sm_90a"' in c for c in calls)
+
+
+def test_fp8_dot_in_a_sharded_program_quantizes_with_xla():
+    """Over several devices (jit with sharded operands) the quantization lowers to the reference, which XLA
+    partitions op by op; a kernel call there would be gathered whole."""
+    mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Auto,), devices=jax.devices("cpu")[:2])
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x"))
+    x = jax.device_put(jax.random.normal(jax.random.key(0), (256, 512), jnp.bfloat16), sharding)
+    w = jax.random.normal(jax.random.key(1), (512, 384), jnp.bfloat16)
+    loss = lambda x, w: jnp.square(dg.fp8_dot(x, w).astype(jnp.float32)).sum()  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
+    assert "jdg_fp8_quantize_t" not in text
+    assert text.count("CustomSPMDPartitioning") == 3  # the GEMMs, partitioned (sharding.py)
 
 
 def test_disable_kernels_falls_back_to_the_reference(monkeypatch):

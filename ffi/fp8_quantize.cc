@@ -27,6 +27,11 @@ void validate(const Fp8QuantizeProblem& p) {
   if (p.rblocks < 0 || p.rblocks > kIntMax || (!p.block_map && p.rblocks != expected))
     fail("rblocks must be ceil(rows / 128) = " + std::to_string(expected) + " without a block map, and in [0, 2^31) "
          "with one; got " + std::to_string(p.rblocks));
+  // The kernel reads 16-byte vectors: every row of x must start 16-byte aligned.
+  const int vec = p.in_f32 ? 4 : 8;
+  if (p.cols % vec != 0)
+    fail("cols must be a multiple of " + std::to_string(vec) + " (16-byte rows of " +
+         (p.in_f32 ? "float32" : "bfloat16") + "), got " + std::to_string(p.cols));
   // The grid is one-dimensional; the kernel forms 64-bit element offsets.
   if (p.cblocks() > 0 && p.rblocks > 0 && p.batch > kIntMax / p.cblocks() / p.rblocks)
     fail("too many 128x128 tiles (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +

@@ -40,9 +40,10 @@ jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
 
 // The stage handlers of "jdg_fp8_quantize_t" (one bundle, platform "CUDA") and their state type (registered first).
 //
-// Attributes: batch, rows, cols, rblocks (i64), arch (string), in_f32, per_block, block_map (bool). Operands: x
-// [batch, rows, cols] (bfloat16 or float32), then with block_map the int32 block_src [rblocks] and block_rows
-// [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale float32 [batch, cols or cblocks, rblocks].
+// Attributes: batch, rows, cols, rblocks (i64), arch (string), in_f32, per_block, block_map (bool). Operands: x [batch,
+// rows, cols] (bfloat16 or float32; cols a multiple of 8 or 4: 16-byte rows), then with block_map the int32 block_src
+// [rblocks] and block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale float32 [batch, cols
+// or cblocks, rblocks].
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeExecute(XLA_FFI_CallFrame* call_frame);

@@ -168,6 +168,7 @@ NB_MODULE(_C, m) {
         p.in_f32 = in_f32;
         p.per_block = per_block;
         p.block_map = block_map;
+        p.cols = in_f32 ? 4 : 8;  // (shapes are runtime arguments; one row of 16 bytes passes the checks)
         jdg::jit::BuildResult built;
         {
           nb::gil_scoped_release release;

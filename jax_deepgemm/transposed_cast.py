@@ -11,9 +11,9 @@ once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16 on an H200, 1.9-13.5x fa
 differentiable.py.
 
 One primitive with its own rules, internal to the package:
-  lowering   on CUDA with the kernels, for bfloat16 / float32 x, the FFI call "jdg_fp8_quantize_t"; in a jit
-             program over several devices (GSPMD / Shardy) and everywhere else, the reference below, which XLA
-             partitions op by op as it did the helpers;
+  lowering   on CUDA with the kernels, for bfloat16 / float32 x whose rows are whole 16-byte vectors (C a
+             multiple of 8 / 4), the FFI call "jdg_fp8_quantize_t"; in a jit program over several devices (GSPMD /
+             Shardy) and everywhere else, the reference below, which XLA partitions op by op as it did the helpers;
   batching   leading axes are the kernel's batch (one map for all); batched maps take the reference under vmap;
   no JVP     its callers are custom VJPs, which never differentiate their quantizations.
 """
@@ -128,7 +128,9 @@ def _cuda_rule():
 
     def rule(ctx, *args, **params):
         x = ctx.avals_in[0]
-        if x.dtype in _KERNEL_DTYPES and not _sharded_program(ctx) and runtime.use_kernels():
+        # (the kernel reads rows as 16-byte vectors: 8 bfloat16 or 4 float32 columns at a time)
+        aligned = x.dtype in _KERNEL_DTYPES and x.shape[-1] % (16 // x.dtype.itemsize) == 0
+        if aligned and not _sharded_program(ctx) and runtime.use_kernels():
             return kernel_rule(ctx, *args, **params)
         return reference_rule(ctx, *args, **params)
 

@@ -89,6 +89,17 @@ def test_fp8_dot_forward_and_backward_use_the_kernel():
     assert all("block_map = false" in c and 'arch = "sm_90a"' in c for c in calls)
 
 
+@pytest.mark.parametrize("cols,dtype,kernel", [(136, jnp.bfloat16, True), (130, jnp.bfloat16, False),
+                                               (132, jnp.float32, True), (130, jnp.float32, False),
+                                               (136, jnp.float16, False)])
+def test_transposed_cast_takes_the_kernel_for_whole_16_byte_rows(cols, dtype, kernel):
+    from jax_deepgemm.transposed_cast import transposed_cast_to_fp8
+
+    x = jnp.ones((200, cols), dtype)
+    text = _lower_cuda(transposed_cast_to_fp8, x)
+    assert ("custom_call @jdg_fp8_quantize_t" in text) == kernel
+
+
 def test_fp8_dot_in_a_sharded_program_quantizes_with_xla():
     """Over several devices (jit with sharded operands) the quantization lowers to the reference, which XLA
     partitions op by op; a kernel call there would be gathered whole."""

@@ -15,11 +15,11 @@
 // helpers' there bit for bit: scale = max(amax, 1e-4) * f32(1 / 448), q = clip(x / scale, -448, 448) with XLA's
 // division (div.full) and NaN-propagating max / min, rounded to nearest even.
 //
-// One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or
-// 4 float32 adjacent columns) of 8 or 16 consecutive rows: 128 or 256 bytes in flight per thread. The column amaxes
-// meet through warp shuffles and shared memory; each thread then turns its rows of each of its columns into 8 or 16
-// consecutive bytes of one output row, stored into a shared 128 x 128 byte tile (XOR-swizzled: no bank conflicts),
-// which the CTA writes out as 128-byte segments of output rows.
+// One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or 4
+// float32 adjacent columns; cols is a multiple of 8 / 4, the host checks) of 8 or 16 consecutive rows: 128 or 256 bytes
+// in flight per thread. The column amaxes meet through warp shuffles and shared memory; each thread then turns its rows
+// of each of its columns into 8 or 16 consecutive bytes of one output row, stored into a shared 128 x 128 byte tile
+// (XOR-swizzled: no bank conflicts), which the CTA writes out as 128-byte segments of output rows.
 #pragma once
 
 #include <jax_deepgemm/fp8_quantize_abi.h>
@@ -139,24 +139,15 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   count = min(static_cast<long long>(kBlock), args.rows - src);
 #endif
 
-  // Load: 16-byte vectors where every row starts 16-byte aligned (cols a multiple of kVec), else element by element.
+  // Load: 16-byte vectors (every row starts 16-byte aligned: cols is a multiple of kVec, see the host's check).
   const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
   Chunk v[kRows];
   const bool in_cols = col0 < args.cols;
-  if (args.cols % kVec == 0) {  // (one branch for the whole loop: the loads issue back to back)
 #pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const int r = group * kRows + i;
-      v[i].bits = r < count && in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
-                                       : make_uint4(0, 0, 0, 0);
-    }
-  } else {
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const int r = group * kRows + i;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) v[i].v[j] = r < count && col0 + j < args.cols ? x[r * args.cols + j] : Input(0);
-    }
+  for (int i = 0; i < kRows; ++i) {
+    const int r = group * kRows + i;
+    v[i].bits = r < count && in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
+                                     : make_uint4(0, 0, 0, 0);
   }
 
   // Column amaxes: over this thread's rows, the lanes of its warp that hold the same columns, then the warps.

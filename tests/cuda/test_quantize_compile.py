@@ -1,0 +1,45 @@
+"""CI check that every variant of the transposing quantization kernel (fp8_quantize.cuh) compiles for sm_90a with
+NVRTC through the runtime's own JIT (no GPU needed), without local-memory spills. Skipped when the extension or
+NVRTC is unavailable."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from jax_deepgemm import runtime
+
+_ext = runtime.extension()
+pytestmark = pytest.mark.skipif(_ext is None or not _ext.runtime_info()["nvrtc"]["available"],
+                                reason="the extension or libnvrtc is unavailable (pip install nvidia-cuda-nvrtc)")
+
+# In a child process: DG_JIT_PTXAS_VERBOSE is read when the extension compiles, and a fresh cache directory makes
+# it compile (ptxas's statistics are only in a compile's log).
+_CHILD = """
+import json, sys
+from jax_deepgemm import runtime
+out = runtime.extension().compile_fp8_quantize("sm_90a", *json.loads(sys.argv[1]))
+print(json.dumps({"kernel": out["kernel"], "cache": out["cache"], "log": out["log"]}))
+"""
+
+
+@pytest.mark.parametrize("in_f32,per_block,block_map", list(itertools.product([False, True], repeat=3)))
+def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, tmp_path):
+    import json
+
+    env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([in_f32, per_block, block_map])], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["cache"] == "compiled"
+    assert out["kernel"] == ("jdg_fp8_quantize_t_" + ("f32" if in_f32 else "bf16") +
+                             ("_blocks" if per_block else "_rows") + ("_map" if block_map else ""))
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out["log"])
+    assert spills, out["log"]  # ptxas's statistics are there
+    assert all(s == ("0", "0") for s in spills), out["log"]

@@ -208,15 +208,20 @@ def _pad_groups_to_blocks(x, group_sizes):
     return jnp.where(valid[:, None], x[source], jnp.zeros((), x.dtype)), padded_sizes
 
 
+def _token_major_operands(lhs, g, group_sizes):
+    """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
+    from a 128-row block on, and the padded group sizes."""
+    lhs_p, padded_sizes = _pad_groups_to_blocks(lhs, group_sizes)
+    g_p, _ = _pad_groups_to_blocks(g, group_sizes)
+    return per_token_cast_to_fp8(lhs_p.T), per_token_cast_to_fp8(g_p.T), padded_sizes
+
+
 def _ragged_dot_bwd(out_dtype, res, g):
     lhs, rhs_q, group_sizes, group_offset, rhs_dtype_carrier = res
     g = jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), g, 0)
     d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), _transposed(rhs_q), group_sizes,
                                 out_dtype=_gemm_dtype(lhs.dtype)).astype(lhs.dtype)
-    lhs_p, padded_sizes = _pad_groups_to_blocks(lhs, group_sizes)
-    g_p, _ = _pad_groups_to_blocks(g, group_sizes)
-    d_rhs = k_grouped_fp8_gemm_nt_contiguous(per_token_cast_to_fp8(lhs_p.T), per_token_cast_to_fp8(g_p.T),
-                                             padded_sizes)
+    d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
     return d_lhs, d_rhs.astype(rhs_dtype_carrier.dtype), None, None
 
 

@@ -144,3 +144,27 @@ def test_vmap():
         for got, (src, rows, _) in ((shared, per[0]), (own, per[i])):
             want = _helper[False](jnp.asarray(_gathered(np.asarray(xs[i]), np.asarray(src), np.asarray(rows))).T)
             _assert_same((got[0][i], got[1][i]), want)
+
+
+@pytest.mark.parametrize("groups", ["mixed", "negative_huge"])
+def test_token_major_operands_equal_ragged_dots(groups):
+    """The block map gives ragged_dot's weight-gradient operands (its padding gather, then the helpers) bit for bit,
+    and the 128x128 path its weights' quantization: what wiring the kernel into ragged_dot would change nothing of."""
+    from jax_deepgemm import differentiable
+
+    m, c = 400, 192
+    lhs, g = _data((m, c), BF16, seed_of("tcast-rd", groups)), _data((m, 256), BF16, seed_of("tcast-rd-g", groups))
+    sizes = jnp.asarray(GROUPS[groups], jnp.int32)
+
+    @jax.jit
+    def kernel_path(lhs, g, sizes):
+        src, rows, padded = group_block_map(sizes, m)
+        block_map = (src, rows)
+        return transposed_cast_to_fp8(lhs, block_map=block_map), transposed_cast_to_fp8(g, block_map=block_map), padded
+
+    got, want = kernel_path(lhs, g, sizes), jax.jit(differentiable._token_major_operands)(lhs, g, sizes)
+    _assert_same(got[0], want[0])
+    _assert_same(got[1], want[1])
+    np.testing.assert_array_equal(np.asarray(got[2]), np.asarray(want[2]))
+    w = _data((3, 256, 136), F32, seed_of("tcast-rd-w"))
+    _assert_same(_cast(w, per_block=True), jax.jit(differentiable._quantize_rhs)(w))

@@ -37,18 +37,20 @@ def moe_step(expert_parallel=False):
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))), (router, w_gate_up, w_down, x)
 
 
-for name in sys.argv[1:] or ["mlp", "moe"]:
-    step, args = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True)}[name]()
-    for _ in range(3):
-        jax.block_until_ready(step(*args))
-    calls = 5
-    events = bench._trace_kernels(lambda: [jax.block_until_ready(step(*args)) for _ in range(calls)])
-    per_name = collections.Counter()
-    for kernel, start, end in events:
-        per_name[kernel] += (end - start) / 1e3 / calls
-    ours = sum(us for k, us in per_name.items() if k.startswith("jdg_"))
-    total = sum(per_name.values())
-    span = (events[-1][2] - events[0][1]) / 1e3 / calls
-    print(f"{name}: {total:.1f} us of kernels per step ({span:.1f} us span), ours {ours:.1f}, XLA's {total - ours:.1f}")
-    for kernel, us in per_name.most_common(25):
-        print(f"  {us:9.1f} us  {kernel[:110]}")
+if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
+    for name in sys.argv[1:] or ["mlp", "moe"]:
+        step, args = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True)}[name]()
+        for _ in range(3):
+            jax.block_until_ready(step(*args))
+        calls = 5
+        events = bench._trace_kernels(lambda: [jax.block_until_ready(step(*args)) for _ in range(calls)])
+        per_name = collections.Counter()
+        for kernel, start, end in events:
+            per_name[kernel] += (end - start) / 1e3 / calls
+        ours = sum(us for k, us in per_name.items() if k.startswith("jdg_"))
+        total = sum(per_name.values())
+        span = (events[-1][2] - events[0][1]) / 1e3 / calls
+        print(f"{name}: {total:.1f} us of kernels per step ({span:.1f} us span), ours {ours:.1f}, "
+              f"XLA's {total - ours:.1f}")
+        for kernel, us in per_name.most_common(25):
+            print(f"  {us:9.1f} us  {kernel[:110]}")

@@ -18,8 +18,8 @@ _ext = runtime.extension()
 pytestmark = pytest.mark.skipif(_ext is None or not _ext.runtime_info()["nvrtc"]["available"],
                                 reason="the extension or libnvrtc is unavailable (pip install nvidia-cuda-nvrtc)")
 
-# In a child process: DG_JIT_PTXAS_VERBOSE is read when the extension compiles, and a fresh cache directory makes
-# it compile (ptxas's statistics are only in a compile's log).
+# In a child process (isolated: the installed package, not the source tree): DG_JIT_PTXAS_VERBOSE is read when the
+# extension compiles, and a fresh cache directory makes it compile (ptxas's statistics are only in a compile's log).
 _CHILD = """
 import json, sys
 from jax_deepgemm import runtime
@@ -33,7 +33,7 @@ def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, t
     import json
 
     env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([in_f32, per_block, block_map])], env=env,
+    proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, json.dumps([in_f32, per_block, block_map])], env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])

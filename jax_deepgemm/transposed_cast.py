@@ -30,7 +30,7 @@ from jax.interpreters import batching, mlir, xla
 
 from . import runtime
 from .kernels import QUANTIZE_T_TARGET
-from .primitives import _shaped
+from .primitives import _shaped, match_vma
 from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .reference import segment_ends
 from .sharding import _sharded_program
@@ -48,7 +48,8 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None):
     are clamped into x: at most 128 rows, none past its end."""
     maps = () if block_map is None else tuple(jnp.asarray(m, jnp.int32) for m in block_map)
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
-    data, scale = quantize_t_p.bind(x.reshape((math.prod(lead), r, c)), *maps, per_block=bool(per_block))
+    x, *maps = match_vma(x.reshape((math.prod(lead), r, c)), *maps)  # (inside shard_map: one varying type)
+    data, scale = quantize_t_p.bind(x, *maps, per_block=bool(per_block))
     return data.reshape(lead + data.shape[1:]), scale.reshape(lead + scale.shape[1:])
 
 

@@ -41,14 +41,15 @@ from jit_support import (  # noqa: F401  (isolated and stub_dir are fixtures)
 
 def test_registrations_and_state_types():
     regs = _C.registrations()
-    assert set(regs) == {"jdg_fp8_gemm"}
-    assert set(regs["jdg_fp8_gemm"]) == {"instantiate", "initialize", "execute"}
-    assert all(type(c).__name__ == "PyCapsule" for c in regs["jdg_fp8_gemm"].values())
+    assert set(regs) == {"jdg_fp8_gemm", "jdg_fp8_quantize_t"}
+    for bundle in regs.values():
+        assert set(bundle) == {"instantiate", "initialize", "execute"}
+        assert all(type(c).__name__ == "PyCapsule" for c in bundle.values())
     types = _C.state_types()
-    assert len(types) == 1
-    (entry,) = types.values()
-    assert set(entry) == {"type_id", "type_info"}
-    assert all(type(c).__name__ == "PyCapsule" for c in entry.values())
+    assert set(types) == {"jax_deepgemm.Fp8GemmState", "jax_deepgemm.Fp8QuantizeState"}
+    for entry in types.values():
+        assert set(entry) == {"type_id", "type_info"}
+        assert all(type(c).__name__ == "PyCapsule" for c in entry.values())
 
 
 def test_runtime_info(tmp_path):

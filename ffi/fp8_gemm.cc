@@ -3,8 +3,6 @@
 #include <jax_deepgemm/fp8_gemm_abi.h>
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <initializer_list>

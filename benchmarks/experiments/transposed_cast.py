@@ -18,7 +18,8 @@ from jax_deepgemm import bench
 from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8
 
 TOKENS = 4096 * 4
-GROUPS = jnp.full((16,), TOKENS // 16, jnp.int32) + jnp.arange(16, dtype=jnp.int32) * 7 - 52  # uneven, sum 16384
+# Uneven groups; their sum, 16392, is cut at the 16384 rows (the last group loses 8).
+GROUPS = jnp.full((16,), TOKENS // 16, jnp.int32) + jnp.arange(16, dtype=jnp.int32) * 7 - 52
 CASES = [  # name, shape, dtype, per_block, grouped
     ("w_gate_up [16, 7168, 4096] f32, 128x128", (16, 7168, 4096), jnp.float32, True, False),
     ("w_down [16, 2048, 7168] f32, 128x128", (16, 2048, 7168), jnp.float32, True, False),

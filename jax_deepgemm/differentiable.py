@@ -9,8 +9,8 @@ Backward, as in DeepSeek-V3 training:
          straddle two groups; XLA fuses the padding gather and the transposes into the quantization).
 fp8_dot's transposed operands (W^T, X^T, grad^T) are quantized by `transposed_cast_to_fp8`: one kernel on sm_90, the
 helpers' exact result. ragged_dot's are still the helpers' XLA fusions: with the kernel (and its block map for the
-groups) its MoE training step took 6.1 ms of kernels against 8.6 on an H200, but its device span grew from 10.5
-to 91-119 ms per step, unexplained (benchmarks/NOTES.md 100), so it waits for a GPU run that finds why.
+groups) its MoE training step took 6.1 ms of kernels against 8.6 (NVIDIA H200, 2026-11-29), but its device span grew
+from 10.5 to 91-119 ms per step, unexplained (benchmarks/NOTES.md 100), so it waits for a GPU run that finds why.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ The FP8 training paths quantize transposed operands every step: the weight W [K,
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
 128-row block on). As XLA fusions these take an amax pass and a transposing cast pass (sometimes a transpose of the
 FP8 result too); on sm_90 with the kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x
-once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16 on an H200, 1.9-13.5x faster than the fusions
-(benchmarks/NOTES.md 100). fp8_dot uses it; ragged_dot (the batched weights, the block map) not yet, see
+once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16, 1.9-13.5x faster than the fusions (NVIDIA H200,
+2026-11-29, benchmarks/NOTES.md 100). fp8_dot uses it; ragged_dot (the batched weights, the block map) not yet, see
 differentiable.py.
 
 One primitive with its own rules, internal to the package:
@@ -46,7 +46,17 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None):
     block_map: None (Rp = R), or (block_src, block_rows) int32 [nb] from `group_block_map`: block b of x^T's
     columns holds rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros (Rp = 128 nb). Any values
     are clamped into x: at most 128 rows, none past its end."""
-    maps = () if block_map is None else tuple(jnp.asarray(m, jnp.int32) for m in block_map)
+    fn = "transposed_cast_to_fp8"
+    if jnp.ndim(x) < 2:
+        raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
+    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+        raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
+    maps = () if block_map is None else tuple(block_map)
+    if maps and (len(maps) != 2 or any(jnp.ndim(m) != 1 or not jnp.issubdtype(jnp.result_type(m), jnp.integer)
+                                       for m in maps) or jnp.shape(maps[0]) != jnp.shape(maps[1])):
+        raise ValueError(f"{fn}: block_map must be (block_src, block_rows), two int32 [nb] arrays, got "
+                         f"{[(jnp.result_type(m), jnp.shape(m)) for m in maps]}")
+    maps = tuple(jnp.asarray(m, jnp.int32) for m in maps)
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
     x, *maps = match_vma(x.reshape((math.prod(lead), r, c)), *maps)  # (inside shard_map: one varying type)
     data, scale = quantize_t_p.bind(x, *maps, per_block=bool(per_block))

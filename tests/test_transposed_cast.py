@@ -1,7 +1,8 @@
 """transposed_cast_to_fp8: the quantization of x^T, bit for bit the helpers' (per_token_cast_to_fp8(x.T),
 per_block_cast_to_fp8(x.T)), through a block map built from group sizes or holding any values. On CPU this checks the
-reference lowering; with an sm_90 GPU the same cases run the kernel (checked present in the program), outputs
-poisoned before each launch, also inside a jitted lax.scan."""
+reference lowering; with an sm_90 GPU the cases whose rows are whole 16-byte vectors run the kernel (checked present
+in the program; the others checked to take the reference), outputs poisoned before each launch, also inside a jitted
+lax.scan."""
 
 from __future__ import annotations
 
@@ -34,11 +35,13 @@ def _assert_same(got, want):
 
 
 def _cast(x, per_block=False, block_map=None):
-    """transposed_cast_to_fp8 under jit; on the GPU also checks that the kernel runs."""
+    """transposed_cast_to_fp8 under jit; on the GPU also checks that the kernel runs where it takes x (bf16 / f32
+    rows of whole 16-byte vectors) and only there."""
     fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None))
     args = (x,) + tuple(block_map or ())
-    if kernels_active() and x.dtype in (BF16, F32):
-        assert 'custom_call_target="jdg_fp8_quantize_t"' in fn.lower(*args).compile().as_text()
+    if kernels_active():
+        takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0
+        assert ('custom_call_target="jdg_fp8_quantize_t"' in fn.lower(*args).compile().as_text()) == takes
     return fn(*args)
 
 
@@ -168,3 +171,14 @@ def test_token_major_operands_equal_ragged_dots(groups):
     np.testing.assert_array_equal(np.asarray(got[2]), np.asarray(want[2]))
     w = _data((3, 256, 136), F32, seed_of("tcast-rd-w"))
     _assert_same(_cast(w, per_block=True), jax.jit(differentiable._quantize_rhs)(w))
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ValueError, match=r"transposed_cast_to_fp8: x must be \[\.\.\., R, C\]"):
+        transposed_cast_to_fp8(jnp.ones((8,), F32))
+    with pytest.raises(TypeError, match=r"transposed_cast_to_fp8: x must be a floating"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), jnp.int32))
+    with pytest.raises(ValueError, match=r"block_map must be \(block_src, block_rows\), two int32 \[nb\]"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros(2, jnp.int32), jnp.zeros(3, jnp.int32)))
+    with pytest.raises(ValueError, match=r"block_map must be"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros((2,), jnp.float32),) * 2)

@@ -5,12 +5,11 @@ Backward, as in DeepSeek-V3 training:
   dgrad  grad @ W^T with the same FP8 GEMM: the output gradient quantized per token, the weight's 128x128
          quantization reused transposed (a 128x128 block of W^T is a block of W with its scale);
   wgrad  X^T @ grad with both operands quantized 1x128 along the token dimension: the 1D1D dense GEMM, or the
-         k-grouped GEMM for ragged_dot (each group's tokens padded to a multiple of 128 so that scale blocks never
-         straddle two groups; XLA fuses the padding gather and the transposes into the quantization).
-fp8_dot's transposed operands (W^T, X^T, grad^T) are quantized by `transposed_cast_to_fp8`: one kernel on sm_90, the
-helpers' exact result. ragged_dot's are still the helpers' XLA fusions: with the kernel (and its block map for the
-groups) its MoE training step took 6.1 ms of kernels against 8.6 (NVIDIA H200, 2026-11-29), but its device span grew
-from 10.5 to 91-119 ms per step, unexplained (benchmarks/NOTES.md 100), so it waits for a GPU run that finds why.
+         k-grouped GEMM for ragged_dot (each group's tokens from a 128-row block on, so that no scale block straddles
+         two groups).
+The transposed operands (W^T, X^T, grad^T; ragged_dot's through a block map of its groups) are quantized by
+`transposed_cast_to_fp8`: one kernel on sm_90, the helpers' exact result. On an H200 it took ragged_dot's MoE training
+step from 8.6 to 6.1 ms of kernels (2026-11-29; benchmarks/NOTES.md 100, 101).
 """
 
 from __future__ import annotations
@@ -25,9 +24,9 @@ from . import _checks as check
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
-from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
-from .reference import ragged_row_groups, segment_ends
-from .transposed_cast import transposed_cast_to_fp8
+from .quantization import per_token_cast_to_fp8
+from .reference import ragged_row_groups
+from .transposed_cast import group_block_map, transposed_cast_to_fp8
 
 
 # The names of fp8_dot's and ragged_dot's results for jax.checkpoint policies (jax.checkpoint_policies'
@@ -170,50 +169,24 @@ def _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset):
     return jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), d, 0).astype(out_dtype)
 
 
-def _quantize_rhs(rhs):
-    """rhs [G, K, N] -> per-group 128x128 quantization of rhs^T: ([G, N, K], [G, nb, kb])."""
-    return jax.vmap(per_block_cast_to_fp8)(jnp.swapaxes(rhs, 1, 2))
-
-
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
-    return _ragged_fwd_math(out_dtype, lhs, _quantize_rhs(rhs), group_sizes, group_offset)
+    return _ragged_fwd_math(out_dtype, lhs, _quantize_weight(rhs), group_sizes, group_offset)
 
 
 def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
-    rhs_q = _quantize_rhs(rhs)
+    rhs_q = _quantize_weight(rhs)
     out = _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset)
     return out, (lhs, rhs_q, group_sizes, group_offset, jnp.zeros((), rhs.dtype))
-
-
-def _pad_groups_to_blocks(x, group_sizes):
-    """Moves each group's rows to a 128-aligned start (zeros between groups): [M, C] -> ([Mp, C], padded sizes).
-
-    A gather: each padded row finds its source row (or none). Scattering the rows to their places instead ran at a
-    small fraction of the memory bandwidth on a GPU (benchmarks/NOTES.md 98)."""
-    m = x.shape[0]
-    g = group_sizes.shape[0]
-    ends = segment_ends(group_sizes, m)
-    sizes = jnp.diff(ends, prepend=0)
-    padded_sizes = (sizes + BLOCK - 1) // BLOCK * BLOCK
-    padded_ends = jnp.cumsum(padded_sizes)
-    mp = ceil_div(m, BLOCK) * BLOCK + g * BLOCK  # static bound on sum(padded_sizes)
-    if m == 0:  # no row to gather from
-        return jnp.zeros((mp, x.shape[1]), x.dtype), padded_sizes
-    p = jnp.arange(mp, dtype=padded_ends.dtype)
-    group = jnp.minimum(jnp.searchsorted(padded_ends, p, side="right"), g - 1)  # past the last group: empty tail
-    offset = p - (padded_ends - padded_sizes)[group]
-    valid = (p < padded_ends[-1]) & (offset < sizes[group])
-    source = jnp.where(valid, (ends - sizes)[group] + offset, 0)
-    return jnp.where(valid[:, None], x[source], jnp.zeros((), x.dtype)), padded_sizes
 
 
 def _token_major_operands(lhs, g, group_sizes):
     """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
     from a 128-row block on, and the padded group sizes."""
-    lhs_p, padded_sizes = _pad_groups_to_blocks(lhs, group_sizes)
-    g_p, _ = _pad_groups_to_blocks(g, group_sizes)
-    return per_token_cast_to_fp8(lhs_p.T), per_token_cast_to_fp8(g_p.T), padded_sizes
+    block_src, block_rows, padded_sizes = group_block_map(group_sizes, lhs.shape[0])
+    block_map = (block_src, block_rows)
+    return (transposed_cast_to_fp8(lhs, block_map=block_map), transposed_cast_to_fp8(g, block_map=block_map),
+            padded_sizes)
 
 
 def _ragged_dot_bwd(out_dtype, res, g):

@@ -89,6 +89,22 @@ def test_fp8_dot_forward_and_backward_use_the_kernel():
     assert all("block_map = false" in c and 'arch = "sm_90a"' in c for c in calls)
 
 
+def test_ragged_dot_backward_quantizes_with_the_kernel():
+    lhs = jax.random.normal(jax.random.key(0), (300, 256), jnp.bfloat16)
+    rhs = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
+    sizes = jnp.asarray([100, 0, 150], jnp.int32)
+    loss = lambda lhs, rhs: jnp.square(dg.ragged_dot(lhs, rhs, sizes).astype(jnp.float32)).sum()  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), lhs, rhs)
+    assert "ragged_dot" not in text and "dot_general" not in text
+    # the weights' 128x128 blocks (batched over the groups), then lhs^T and grad^T through the groups' block map
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    assert len(calls) == 3, text
+    modes = sorted((re.search(r"per_block = (\w+)", c).group(1), re.search(r"block_map = (\w+)", c).group(1))
+                   for c in calls)
+    assert modes == [("false", "true"), ("false", "true"), ("true", "false")]
+    assert sum("batch = 3 " in c for c in calls) == 1
+
+
 @pytest.mark.parametrize("cols,dtype,kernel", [(136, jnp.bfloat16, True), (130, jnp.bfloat16, False),
                                                (132, jnp.float32, True), (130, jnp.float32, False),
                                                (136, jnp.float16, False)])

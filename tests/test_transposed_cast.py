@@ -149,28 +149,37 @@ def test_vmap():
             _assert_same((got[0][i], got[1][i]), want)
 
 
-@pytest.mark.parametrize("groups", ["mixed", "negative_huge"])
-def test_token_major_operands_equal_ragged_dots(groups):
-    """The block map gives ragged_dot's weight-gradient operands (its padding gather, then the helpers) bit for bit,
-    and the 128x128 path its weights' quantization: what wiring the kernel into ragged_dot would change nothing of."""
+def _padded_groups(x, sizes):
+    """x [M, C] with each group's rows (sizes clamped into M, as the GEMMs read them) from a 128-row block on, zeros
+    between, over ceil(M / 128) + G blocks; and the padded sizes."""
+    m = x.shape[0]
+    ends = np.minimum(np.cumsum(np.clip(np.asarray(sizes, np.int64), 0, m)), m)
+    clamped = np.diff(ends, prepend=0)
+    padded = -(-clamped // 128) * 128
+    out = np.zeros(((-(-m // 128) + len(clamped)) * 128, x.shape[1]), x.dtype)
+    for start, size, to in zip(ends - clamped, clamped, np.cumsum(padded) - padded):
+        out[to:to + size] = x[start:start + size]
+    return out, padded
+
+
+@pytest.mark.parametrize("groups", ["mixed", "negative_huge", "past_m"])
+def test_ragged_dot_operands(groups):
+    """ragged_dot's weight-gradient operands (the block map of its groups) equal the helpers on the groups padded to
+    128-row blocks, bit for bit, and its weights' quantization the helpers' 128x128 one of each W^T."""
     from jax_deepgemm import differentiable
 
-    m, c = 400, 192
-    lhs, g = _data((m, c), BF16, seed_of("tcast-rd", groups)), _data((m, 256), BF16, seed_of("tcast-rd-g", groups))
+    m = 400
+    lhs, g = _data((m, 192), BF16, seed_of("tcast-rd", groups)), _data((m, 256), BF16, seed_of("tcast-rd-g", groups))
     sizes = jnp.asarray(GROUPS[groups], jnp.int32)
-
-    @jax.jit
-    def kernel_path(lhs, g, sizes):
-        src, rows, padded = group_block_map(sizes, m)
-        block_map = (src, rows)
-        return transposed_cast_to_fp8(lhs, block_map=block_map), transposed_cast_to_fp8(g, block_map=block_map), padded
-
-    got, want = kernel_path(lhs, g, sizes), jax.jit(differentiable._token_major_operands)(lhs, g, sizes)
-    _assert_same(got[0], want[0])
-    _assert_same(got[1], want[1])
-    np.testing.assert_array_equal(np.asarray(got[2]), np.asarray(want[2]))
+    lhs_q, g_q, padded = jax.jit(differentiable._token_major_operands)(lhs, g, sizes)
+    for got, x in ((lhs_q, lhs), (g_q, g)):
+        x_padded, want_padded = _padded_groups(np.asarray(x), GROUPS[groups])
+        _assert_same(got, _helper[False](jnp.asarray(x_padded).T))
+    np.testing.assert_array_equal(np.asarray(padded), want_padded)
     w = _data((3, 256, 136), F32, seed_of("tcast-rd-w"))
-    _assert_same(_cast(w, per_block=True), jax.jit(differentiable._quantize_rhs)(w))
+    want = [_helper[True](w[i].T) for i in range(3)]
+    _assert_same(jax.jit(differentiable._quantize_weight)(w), (jnp.stack([d for d, _ in want]),
+                                                               jnp.stack([s for _, s in want])))
 
 
 def test_bad_input_is_named():

@@ -140,7 +140,8 @@ case "$phase" in
     # configurations; racecheck (much slower per case): 256-row tiles of every mode, a cluster of 2, the TMA-store
     # epilogue; both also the partial-tile exchanges of split K and the tail split. -v lists each case as it passes,
     # so a run cut short by its time limit still says what it covered.
-    mem_files=(tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py)
+    # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
+    read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py}"
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"
@@ -172,7 +173,7 @@ case "$phase" in
         timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest \
           "${mem_files[@]}" -v -p no:cacheprovider -k "$sel" "${skip[@]}" >"$OUT/$tool.raw.log" 2>&1
         status=$?
-        pkill -9 -f "python -I -m pytest tests/test_gpu" || true
+        pkill -9 -f "python -I -m pytest tests/" || true
         { echo "# sanitizer run $runs: exit $status"; quiet <"$OUT/$tool.raw.log"; } >>"$OUT/$tool.log"
         rm -f "$OUT/$tool.raw.log"
         # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)

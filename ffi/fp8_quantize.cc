@@ -36,12 +36,15 @@ void validate(const Fp8QuantizeProblem& p) {
   if (p.cblocks() > 0 && p.rblocks > 0 && p.batch > kIntMax / p.cblocks() / p.rblocks)
     fail("too many 128x128 tiles (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +
          ", cols=" + std::to_string(p.cols) + ")");
+  if (p.untransposed && (!p.per_block || p.block_map))
+    fail("untransposed needs per_block and no block map");
   jit::check_arch(p.arch);
 }
 
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p) {
   return std::string("jdg_fp8_quantize_t_") + (p.in_f32 ? "f32" : "bf16") + (p.per_block ? "_blocks" : "_rows") +
-         (p.block_map ? "_map" : "");
+         (p.block_map ? "_map" : "") +
+         (p.untransposed ? "_both" : "");
 }
 
 std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {
@@ -50,6 +53,7 @@ std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {
     << "#define JDG_Q_IN_F32 " << int(p.in_f32) << "\n"
     << "#define JDG_Q_PER_BLOCK " << int(p.per_block) << "\n"
     << "#define JDG_Q_BLOCK_MAP " << int(p.block_map) << "\n"
+    << "#define JDG_Q_UNTRANSPOSED " << int(p.untransposed) << "\n"
     << "#include <jax_deepgemm/fp8_quantize.cuh>\n";
   return s.str();
 }
@@ -90,6 +94,7 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   JDG_ATTR(in_f32, bool, "in_f32")
   JDG_ATTR(per_block, bool, "per_block")
   JDG_ATTR(block_map, bool, "block_map")
+  JDG_ATTR(untransposed, bool, "untransposed")
 #undef JDG_ATTR
   p.batch = *batch;
   p.rows = *rows;
@@ -99,6 +104,7 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   p.in_f32 = *in_f32;
   p.per_block = *per_block;
   p.block_map = *block_map;
+  p.untransposed = *untransposed;
   try {
     validate(p);
   } catch (const std::exception& e) {
@@ -143,7 +149,7 @@ ffi::Error Initialize(std::int32_t device, Fp8QuantizeState* state) {
 // EXECUTE: check the buffers, launch. No allocation, no synchronisation.
 ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* state, ffi::AnyBuffer x,
                    std::optional<ffi::AnyBuffer> block_src, std::optional<ffi::AnyBuffer> block_rows,
-                   ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> scale) {
+                   ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> scale, ffi::RemainingRets rest) {
   if (state == nullptr) return ffi::Error::Internal("jdg_fp8_quantize_t: no state (instantiate did not run)");
   const Fp8QuantizeProblem& p = state->problem;
   using ffi_common::check_buffer;
@@ -167,6 +173,20 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* s
                             {p.batch, p.per_block ? p.cblocks() : p.cols, p.rblocks});
       e.failure())
     return e;
+  if (rest.size() != (p.untransposed ? 1u : 0u))
+    return ffi::Error::InvalidArgument(std::string(kTarget) + ": untransposed=" + (p.untransposed ? "true" : "false") +
+                                       " takes " + (p.untransposed ? "3" : "2") + " results, got " +
+                                       std::to_string(2 + rest.size()));
+  std::optional<ffi::Result<ffi::AnyBuffer>> untransposed;
+  if (p.untransposed) {
+    auto result = rest.get<ffi::AnyBuffer>(0);
+    if (!result.has_value()) return result.error();
+    untransposed = *result;
+    if (auto e = check_buffer(kTarget, "untransposed (result)", **untransposed, ffi::DataType::F8E4M3FN,
+                              {p.batch, p.rows, p.cols});
+        e.failure())
+      return e;
+  }
   const std::int64_t ctas = p.batch * p.cblocks() * p.rblocks;
   if (ctas == 0) return ffi::Error::Success();
 
@@ -174,7 +194,8 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* s
   if (!loaded.has_value()) return loaded.error();
   const cu::DriverApi& driver = cu::driver();
   if (state->poison_outputs) {
-    for (ffi::AnyBuffer* buffer : {&*out, &*scale}) {
+    for (ffi::AnyBuffer* buffer : {&*out, &*scale, untransposed ? &**untransposed : nullptr}) {
+      if (buffer == nullptr) continue;
       cu::CUresult r = driver.cuMemsetD8Async(buffer->untyped_data(), 0xFF, buffer->size_bytes(), stream);
       if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
     }
@@ -184,6 +205,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* s
   args.block_src = p.block_map ? static_cast<const int*>(block_src->untyped_data()) : nullptr;
   args.block_rows = p.block_map ? static_cast<const int*>(block_rows->untyped_data()) : nullptr;
   args.out = static_cast<unsigned char*>(out->untyped_data());
+  args.out_untransposed = untransposed ? static_cast<unsigned char*>((*untransposed)->untyped_data()) : nullptr;
   args.scale = static_cast<float*>(scale->untyped_data());
   args.rows = p.rows;
   args.cols = p.cols;
@@ -236,5 +258,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8QuantizeExecute, jdg::Execute,
                                   .OptionalArg<xla::ffi::AnyBuffer>()  // block_src
                                   .OptionalArg<xla::ffi::AnyBuffer>()  // block_rows
                                   .Ret<xla::ffi::AnyBuffer>()          // out
-                                  .Ret<xla::ffi::AnyBuffer>(),         // scale
+                                  .Ret<xla::ffi::AnyBuffer>()          // scale
+                                  .RemainingRets(),                    // untransposed
                               {xla::ffi::Traits::kCmdBufferCompatible});

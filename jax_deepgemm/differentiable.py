@@ -3,7 +3,8 @@
 Forward: activations are quantized per token (1x128), weights per 128x128 block, and the FP8 kernel runs.
 Backward, as in DeepSeek-V3 training:
   dgrad  grad @ W^T with the same FP8 GEMM: the output gradient quantized per token, the weight's 128x128
-         quantization reused transposed (a 128x128 block of W^T is a block of W with its scale);
+         quantization reused transposed (a 128x128 block of W^T is a block of W with its scale; the forward's
+         quantization kernel writes both layouts);
   wgrad  X^T @ grad with both operands quantized 1x128 along the token dimension: the 1D1D dense GEMM, or the
          k-grouped GEMM for ragged_dot (each group's tokens from a 128-row block on, so that no scale block straddles
          two groups).
@@ -80,8 +81,9 @@ def _dot_fwd_math(x2, w_q):
     return fp8_gemm_nt(per_token_cast_to_fp8(x2), w_q, out_dtype=_gemm_dtype(x2.dtype)).astype(x2.dtype)
 
 
-def _dgrad(g2, w_q, dtype):
-    return fp8_gemm_nt(per_token_cast_to_fp8(g2), _transposed(w_q), out_dtype=_gemm_dtype(dtype)).astype(dtype)
+def _dgrad(g2, w_dgrad, dtype):
+    """g2 @ W^T, w_dgrad = W's own 128x128 quantization ([N, K] data; see _quantize_weight_for_grad)."""
+    return fp8_gemm_nt(per_token_cast_to_fp8(g2), w_dgrad, out_dtype=_gemm_dtype(dtype)).astype(dtype)
 
 
 def _wgrad(x2, g2, dtype):
@@ -94,19 +96,26 @@ def _quantize_weight(w):
     return transposed_cast_to_fp8(w, per_block=True)
 
 
+def _quantize_weight_for_grad(w):
+    """w [..., K, N] -> (the forward GEMM's operand, w^T quantized: ([..., N, K], [..., nb, kb]); the dgrad's, w
+    quantized: ([..., K, N], [..., kb, nb])), the same blocks and scales, from one pass over w."""
+    wt_data, scale, w_data = transposed_cast_to_fp8(w, per_block=True, untransposed=True)
+    return (wt_data, scale), (w_data, jnp.swapaxes(scale, -1, -2))
+
+
 @jax.custom_vjp
 def _fp8_dot(x2, w):
     return _dot_fwd_math(x2, _quantize_weight(w))
 
 
 def _fp8_dot_fwd(x2, w):
-    w_q = _quantize_weight(w)
-    return _dot_fwd_math(x2, w_q), (x2, w_q, jnp.zeros((), w.dtype))
+    w_q, w_dgrad = _quantize_weight_for_grad(w)
+    return _dot_fwd_math(x2, w_q), (x2, w_dgrad, jnp.zeros((), w.dtype))
 
 
 def _fp8_dot_bwd(res, g2):
-    x2, w_q, w_dtype_carrier = res
-    return _dgrad(g2, w_q, x2.dtype), _wgrad(x2, g2, w_dtype_carrier.dtype)
+    x2, w_dgrad, w_dtype_carrier = res
+    return _dgrad(g2, w_dgrad, x2.dtype), _wgrad(x2, g2, w_dtype_carrier.dtype)
 
 
 _fp8_dot.defvjp(_fp8_dot_fwd, _fp8_dot_bwd)
@@ -124,7 +133,8 @@ def _fp8_dot_quantized_fwd(x2, w_data, w_scale):
 def _fp8_dot_quantized_bwd(res, g2):
     w_data, w_scale, x_dtype_carrier = res
     # A pre-quantized weight is frozen: its FP8 data and scales get zero cotangents.
-    return (_dgrad(g2, (w_data, w_scale), x_dtype_carrier.dtype), jnp.zeros_like(w_data), jnp.zeros_like(w_scale))
+    return (_dgrad(g2, _transposed((w_data, w_scale)), x_dtype_carrier.dtype), jnp.zeros_like(w_data),
+            jnp.zeros_like(w_scale))
 
 
 _fp8_dot_quantized.defvjp(_fp8_dot_quantized_fwd, _fp8_dot_quantized_bwd)
@@ -175,9 +185,9 @@ def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
 
 
 def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
-    rhs_q = _quantize_weight(rhs)
+    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs)
     out = _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset)
-    return out, (lhs, rhs_q, group_sizes, group_offset, jnp.zeros((), rhs.dtype))
+    return out, (lhs, rhs_dgrad, group_sizes, group_offset, jnp.zeros((), rhs.dtype))
 
 
 def _token_major_operands(lhs, g, group_sizes):
@@ -190,9 +200,9 @@ def _token_major_operands(lhs, g, group_sizes):
 
 
 def _ragged_dot_bwd(out_dtype, res, g):
-    lhs, rhs_q, group_sizes, group_offset, rhs_dtype_carrier = res
+    lhs, rhs_dgrad, group_sizes, group_offset, rhs_dtype_carrier = res
     g = jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), g, 0)
-    d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), _transposed(rhs_q), group_sizes,
+    d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes,
                                 out_dtype=_gemm_dtype(lhs.dtype)).astype(lhs.dtype)
     d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
     return d_lhs, d_rhs.astype(rhs_dtype_carrier.dtype), None, None

@@ -37,20 +37,25 @@ from .sharding import _sharded_program
 _KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 
 
-def transposed_cast_to_fp8(x, *, per_block=False, block_map=None):
+def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=False):
     """x [..., R, C] (floating) -> the quantization of x^T: (data float8_e4m3fn [..., C, Rp], scale float32).
 
     per_block=False: one scale per row of x^T and 128 columns, [..., C, Rp / 128] (per_token_cast_to_fp8(x^T));
     per_block=True: one per 128x128 block, [..., ceil(C / 128), Rp / 128] (per_block_cast_to_fp8(x^T)).
     block_map: None (Rp = R), or (block_src, block_rows) int32 [nb] from `group_block_map`: block b of x^T's
     columns holds rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros (Rp = 128 nb). Any values
-    are clamped into x: at most 128 rows, none past its end."""
+    are clamped into x: at most 128 rows, none past its end.
+    untransposed=True (per_block, no block_map): also x's own 128x128 quantization, float8_e4m3fn [..., R, C], as a
+    third result (its scales are scale's transpose): a weight's operand in both GEMMs, forward and dgrad, in one pass
+    (an FP8 transpose of data instead cost an H200 153 us per MoE step, NOTES 101)."""
     fn = "transposed_cast_to_fp8"
     if jnp.ndim(x) < 2:
         raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
     if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
         raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
     maps = () if block_map is None else tuple(block_map)
+    if untransposed and (not per_block or maps):
+        raise ValueError(f"{fn}: untransposed=True needs per_block=True and no block_map")
     if maps and (len(maps) != 2 or any(jnp.ndim(m) != 1 or not jnp.issubdtype(jnp.result_type(m), jnp.integer)
                                        for m in maps) or jnp.shape(maps[0]) != jnp.shape(maps[1])):
         raise ValueError(f"{fn}: block_map must be (block_src, block_rows), two int32 [nb] arrays, got "
@@ -58,8 +63,8 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None):
     maps = tuple(jnp.asarray(m, jnp.int32) for m in maps)
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
     x, *maps = match_vma(x.reshape((math.prod(lead), r, c)), *maps)  # (inside shard_map: one varying type)
-    data, scale = quantize_t_p.bind(x, *maps, per_block=bool(per_block))
-    return data.reshape(lead + data.shape[1:]), scale.reshape(lead + scale.shape[1:])
+    out = quantize_t_p.bind(x, *maps, per_block=bool(per_block), untransposed=bool(untransposed))
+    return tuple(o.reshape(lead + o.shape[1:]) for o in out)
 
 
 def group_block_map(group_sizes: jax.Array, m: int):
@@ -94,29 +99,31 @@ def _gather_blocks(x, block_src, block_rows):
     return jnp.where(valid[None, :, None], x[:, rows, :], jnp.zeros((), x.dtype))
 
 
-def _reference(x, *maps, per_block):
+def _reference(x, *maps, per_block, untransposed):
     if maps:
         x = _gather_blocks(x, *maps)
     cast = per_block_cast_to_fp8 if per_block else per_token_cast_to_fp8
-    return jax.vmap(cast)(jnp.swapaxes(x, 1, 2))
+    data, scale = jax.vmap(cast)(jnp.swapaxes(x, 1, 2))
+    # (the untransposed data is data's transpose: the same quotients of the same block scales)
+    return (data, scale) + ((jnp.swapaxes(data, 1, 2),) if untransposed else ())
 
 
-def _shapes(x, *maps, per_block):
+def _shapes(x, *maps, per_block, untransposed):
     b, r, c = x.shape
     rp = maps[0].shape[0] * BLOCK if maps else r
     scale_rows = ceil_div(c, BLOCK) if per_block else c
-    return ((b, c, rp), jnp.float8_e4m3fn), ((b, scale_rows, ceil_div(rp, BLOCK)), jnp.float32)
+    shapes = ((b, c, rp), jnp.float8_e4m3fn), ((b, scale_rows, ceil_div(rp, BLOCK)), jnp.float32)
+    return shapes + ((((b, r, c), jnp.float8_e4m3fn),) if untransposed else ())
 
 
 # ---- the kernel ----
 
-def _kernel(x, *maps, per_block):
+def _kernel(x, *maps, per_block, untransposed):
     b, r, c = x.shape
-    (out_shape, out_dtype), (scale_shape, scale_dtype) = _shapes(x, *maps, per_block=per_block)
-    call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, (jax.ShapeDtypeStruct(out_shape, out_dtype),
-                                                jax.ShapeDtypeStruct(scale_shape, scale_dtype)))
-    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=scale_shape[-1], arch=runtime.ARCH,
-                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=bool(maps))
+    shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed)
+    call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes))
+    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=shapes[1][0][-1], arch=runtime.ARCH,
+                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=bool(maps), untransposed=untransposed)
 
 
 # ---- the primitive ----
@@ -127,9 +134,9 @@ quantize_t_p.def_impl(partial(xla.apply_primitive, quantize_t_p))
 
 
 @quantize_t_p.def_abstract_eval
-def _abstract_eval(x, *maps, per_block):
+def _abstract_eval(x, *maps, **params):
     avals = (x, *maps)
-    return [_shaped(avals, shape, dtype) for shape, dtype in _shapes(x, *maps, per_block=per_block)]
+    return [_shaped(avals, shape, dtype) for shape, dtype in _shapes(x, *maps, **params)]
 
 
 def _cuda_rule():
@@ -151,17 +158,16 @@ mlir.register_lowering(quantize_t_p, mlir.lower_fun(_reference, multiple_results
 mlir.register_lowering(quantize_t_p, _cuda_rule(), platform="cuda")
 
 
-def _batch_rule(args, dims, *, per_block):
+def _batch_rule(args, dims, **params):
     x, *maps = args
     x_dim, *map_dims = dims
     if all(d is None for d in map_dims):  # (None: not batched)
         x = jnp.moveaxis(x, x_dim, 0)
-        data, scale = quantize_t_p.bind(x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:]), *maps,
-                                        per_block=per_block)
+        out = quantize_t_p.bind(x.reshape((x.shape[0] * x.shape[1],) + x.shape[2:]), *maps, **params)
         lead = x.shape[:2]
-        return [data.reshape(lead + data.shape[1:]), scale.reshape(lead + scale.shape[1:])], [0, 0]
-    out = jax.vmap(partial(_reference, per_block=per_block), in_axes=tuple(dims))(*args)
-    return list(out), [0, 0]
+        return [o.reshape(lead + o.shape[1:]) for o in out], [0] * len(out)
+    out = jax.vmap(partial(_reference, **params), in_axes=tuple(dims))(*args)
+    return list(out), [0] * len(out)
 
 
 batching.primitive_batchers[quantize_t_p] = _batch_rule

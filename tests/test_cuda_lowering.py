@@ -81,11 +81,13 @@ def test_fp8_dot_forward_and_backward_use_the_kernel():
     text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
     assert "dot_general" not in text
     assert text.count("custom_call @jdg_fp8_gemm") == 3  # forward, dgrad, wgrad
-    # the transposed operands, each one call of the quantization kernel: W^T (128x128), X^T and grad^T (1x128)
+    # the transposed operands, each one call of the quantization kernel: W^T (128x128, with W itself for the dgrad),
+    # X^T and grad^T (1x128)
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
     assert len(calls) == 3, text
-    per_block = sorted(re.search(r"per_block = (\w+)", c).group(1) for c in calls)
-    assert per_block == ["false", "false", "true"]
+    modes = sorted((re.search(r"per_block = (\w+)", c).group(1), re.search(r"untransposed = (\w+)", c).group(1))
+                   for c in calls)
+    assert modes == [("false", "false"), ("false", "false"), ("true", "true")]
     assert all("block_map = false" in c and 'arch = "sm_90a"' in c for c in calls)
 
 
@@ -96,12 +98,13 @@ def test_ragged_dot_backward_quantizes_with_the_kernel():
     loss = lambda lhs, rhs: jnp.square(dg.ragged_dot(lhs, rhs, sizes).astype(jnp.float32)).sum()  # noqa: E731
     text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), lhs, rhs)
     assert "ragged_dot" not in text and "dot_general" not in text
-    # the weights' 128x128 blocks (batched over the groups), then lhs^T and grad^T through the groups' block map
+    # the weights' 128x128 blocks in both layouts (batched over the groups), then lhs^T and grad^T through the groups'
+    # block map
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
     assert len(calls) == 3, text
-    modes = sorted((re.search(r"per_block = (\w+)", c).group(1), re.search(r"block_map = (\w+)", c).group(1))
+    modes = sorted(tuple(re.search(rf"{name} = (\w+)", c).group(1) for name in ("per_block", "block_map", "untransposed"))
                    for c in calls)
-    assert modes == [("false", "true"), ("false", "true"), ("true", "false")]
+    assert modes == [("false", "true", "false"), ("false", "true", "false"), ("true", "false", "true")]
     assert sum("batch = 3 " in c for c in calls) == 1
 
 

@@ -34,10 +34,11 @@ def _assert_same(got, want):
     np.testing.assert_array_equal(gd, wd)
 
 
-def _cast(x, per_block=False, block_map=None):
+def _cast(x, per_block=False, block_map=None, untransposed=False):
     """transposed_cast_to_fp8 under jit; on the GPU also checks that the kernel runs where it takes x (bf16 / f32
     rows of whole 16-byte vectors) and only there."""
-    fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None))
+    fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None,
+                                                      untransposed=untransposed))
     args = (x,) + tuple(block_map or ())
     if kernels_active():
         takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0
@@ -63,6 +64,21 @@ def test_equals_the_helpers(shape, per_block, dtype):
     flat = x.reshape((-1,) + x.shape[-2:])
     want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
     _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("shape", [(256, 384), (300, 200), (129, 136), (2, 3, 260, 128), (3, 7168 // 8, 256)])
+def test_untransposed_equals_the_helpers(shape, dtype):
+    """untransposed=True: also x's own 128x128 quantization (the weights' dgrad operand), the helpers' bits, with
+    scale's transpose as its scales."""
+    x = _data(shape, dtype, seed_of("tcast-both", shape))
+    data_t, scale, data = _cast(x, per_block=True, untransposed=True)
+    flat = x.reshape((-1,) + x.shape[-2:])
+    want_t = jax.vmap(lambda m: _helper[True](m.T))(flat)
+    want = jax.vmap(_helper[True])(flat)
+    _assert_same((data_t, scale), (want_t[0].reshape(data_t.shape), want_t[1].reshape(scale.shape)))
+    _assert_same((data, jnp.swapaxes(scale, -1, -2)), (want[0].reshape(data.shape), want[1].reshape(scale.shape[:-2]
+                                                                                                     + scale.shape[:-3:-1])))
 
 
 def _gathered(x, block_src, block_rows):
@@ -189,5 +205,10 @@ def test_bad_input_is_named():
         transposed_cast_to_fp8(jnp.ones((8, 8), jnp.int32))
     with pytest.raises(ValueError, match=r"block_map must be \(block_src, block_rows\), two int32 \[nb\]"):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros(2, jnp.int32), jnp.zeros(3, jnp.int32)))
+    with pytest.raises(ValueError, match=r"untransposed=True needs per_block=True and no block_map"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), untransposed=True)
+    with pytest.raises(ValueError, match=r"untransposed=True needs per_block=True and no block_map"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), per_block=True, untransposed=True,
+                               block_map=(jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32)))
     with pytest.raises(ValueError, match=r"block_map must be"):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros((2,), jnp.float32),) * 2)

@@ -10,6 +10,9 @@
 //   JDG_Q_BLOCK_MAP  0: row block b of the output is rows 128 b .. of x (out_rows = rows);
 //                    1: it is rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros
 //                       (out_rows = 128 rblocks); device data, clamped to x whatever it holds
+//   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
+//                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
+//                    would otherwise be an FP8 transpose of the output
 //
 // The arithmetic is jax_deepgemm.quantization's as XLA compiles it for the GPU, so that the result equals the
 // helpers' there bit for bit: scale = max(amax, 1e-4) * f32(1 / 448), q = clip(x / scale, -448, 448) with XLA's
@@ -32,6 +35,12 @@
 #endif
 #ifndef JDG_Q_BLOCK_MAP
 #error "JDG_Q_BLOCK_MAP must be defined"
+#endif
+#ifndef JDG_Q_UNTRANSPOSED
+#define JDG_Q_UNTRANSPOSED 0
+#endif
+#if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP)
+#error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1 and JDG_Q_BLOCK_MAP 0"
 #endif
 
 namespace jdg {
@@ -209,6 +218,28 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   }
 #endif
   __syncthreads();
+
+#if JDG_Q_UNTRANSPOSED
+  // x's own layout: each of this thread's rows, its kVec columns as kVec bytes (aligned: cols and col0 are multiples
+  // of kVec), straight to global memory.
+  if (in_cols) {
+    unsigned char* direct = args.out_untransposed + (batch * args.rows + src) * args.cols + col0;
+    const float scale = column_scale[0];
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int r = group * kRows + i;
+      float f[kVec];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) f[j] = to_f32(v[i].v[j]);
+      if (r >= count) continue;
+      if constexpr (kVec == 8) {
+        *reinterpret_cast<uint2*>(direct + r * args.cols) = make_uint2(quantize_x4(f, scale), quantize_x4(f + 4, scale));
+      } else {
+        *reinterpret_cast<unsigned int*>(direct + r * args.cols) = quantize_x4(f, scale);
+      }
+    }
+  }
+#endif
 
   // Each of this thread's columns: kRows consecutive bytes (one unit) of an output row, into the shared tile.
 #pragma unroll

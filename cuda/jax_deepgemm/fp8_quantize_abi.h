@@ -17,6 +17,7 @@ struct Fp8QuantizeArgs {
   const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block
   const int* block_rows;  // JDG_Q_BLOCK_MAP: [rblocks] rows of x in each row block (the rest are zeros)
   unsigned char* out;
+  unsigned char* out_untransposed;  // JDG_Q_UNTRANSPOSED: [batch, rows, cols] float8_e4m3fn
   float* scale;
   long long rows, cols, out_rows;
   int rblocks, cblocks;

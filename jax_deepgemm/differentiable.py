@@ -20,6 +20,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name
+from jax.custom_derivatives import SymbolicZero
 
 from . import _checks as check
 from .gemm import fp8_gemm_nt
@@ -96,11 +97,20 @@ def _quantize_weight(w):
     return transposed_cast_to_fp8(w, per_block=True)
 
 
-def _quantize_weight_for_grad(w):
-    """w [..., K, N] -> (the forward GEMM's operand, w^T quantized: ([..., N, K], [..., nb, kb]); the dgrad's, w
-    quantized: ([..., K, N], [..., kb, nb])), the same blocks and scales, from one pass over w."""
+def _quantize_weight_for_grad(w, dgrad):
+    """w [..., K, N] -> (the forward GEMM's operand, w^T quantized: ([..., N, K], [..., nb, kb]); with `dgrad` the
+    dgrad's, w quantized: ([..., K, N], [..., kb, nb]), else None). Both from one pass over w: the same blocks and
+    scales. Only when the dgrad runs: the second layout costs the kernel a write (NOTES 101)."""
+    if not dgrad:
+        return _quantize_weight(w), None
     wt_data, scale, w_data = transposed_cast_to_fp8(w, per_block=True, untransposed=True)
     return (wt_data, scale), (w_data, jnp.swapaxes(scale, -1, -2))
+
+
+def _zeros_if_symbolic(g):
+    """The forward rules below see which inputs are differentiated (symbolic_zeros=True): their backward rules then
+    get an unused output's cotangent as a SymbolicZero, made an array here."""
+    return jnp.zeros(g.aval.shape, g.aval.dtype) if isinstance(g, SymbolicZero) else g
 
 
 @jax.custom_vjp
@@ -109,16 +119,20 @@ def _fp8_dot(x2, w):
 
 
 def _fp8_dot_fwd(x2, w):
-    w_q, w_dgrad = _quantize_weight_for_grad(w)
-    return _dot_fwd_math(x2, w_q), (x2, w_dgrad, jnp.zeros((), w.dtype))
+    # The dgrad (and its weight layout) only for a differentiated x, X for the wgrad only for a differentiated w.
+    w_q, w_dgrad = _quantize_weight_for_grad(w.value, dgrad=x2.perturbed)
+    carriers = jnp.zeros((), x2.value.dtype), jnp.zeros((), w.value.dtype)
+    return _dot_fwd_math(x2.value, w_q), (x2.value if w.perturbed else None, w_dgrad, carriers)
 
 
 def _fp8_dot_bwd(res, g2):
-    x2, w_dgrad, w_dtype_carrier = res
-    return _dgrad(g2, w_dgrad, x2.dtype), _wgrad(x2, g2, w_dtype_carrier.dtype)
+    x2, w_dgrad, (x_dtype_carrier, w_dtype_carrier) = res
+    g2 = _zeros_if_symbolic(g2)
+    return (None if w_dgrad is None else _dgrad(g2, w_dgrad, x_dtype_carrier.dtype),
+            None if x2 is None else _wgrad(x2, g2, w_dtype_carrier.dtype))
 
 
-_fp8_dot.defvjp(_fp8_dot_fwd, _fp8_dot_bwd)
+_fp8_dot.defvjp(_fp8_dot_fwd, _fp8_dot_bwd, symbolic_zeros=True)
 
 
 @jax.custom_vjp
@@ -185,9 +199,12 @@ def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
 
 
 def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
-    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs)
-    out = _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset)
-    return out, (lhs, rhs_dgrad, group_sizes, group_offset, jnp.zeros((), rhs.dtype))
+    # (as _fp8_dot_fwd: the dgrad's weight layout for a differentiated lhs, lhs for a differentiated rhs)
+    group_sizes, group_offset = group_sizes.value, group_offset.value
+    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=lhs.perturbed)
+    out = _ragged_fwd_math(out_dtype, lhs.value, rhs_q, group_sizes, group_offset)
+    carriers = jnp.zeros((), lhs.value.dtype), jnp.zeros((), rhs.value.dtype)
+    return out, (lhs.value if rhs.perturbed else None, rhs_dgrad, group_sizes, group_offset, carriers)
 
 
 def _token_major_operands(lhs, g, group_sizes):
@@ -200,12 +217,18 @@ def _token_major_operands(lhs, g, group_sizes):
 
 
 def _ragged_dot_bwd(out_dtype, res, g):
-    lhs, rhs_dgrad, group_sizes, group_offset, rhs_dtype_carrier = res
-    g = jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), g, 0)
-    d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes,
-                                out_dtype=_gemm_dtype(lhs.dtype)).astype(lhs.dtype)
-    d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
-    return d_lhs, d_rhs.astype(rhs_dtype_carrier.dtype), None, None
+    lhs, rhs_dgrad, group_sizes, group_offset, (lhs_dtype_carrier, rhs_dtype_carrier) = res
+    g = _zeros_if_symbolic(g)
+    g = jnp.where(_ragged_row_mask(group_sizes, group_offset, g.shape[0]), g, 0)
+    d_lhs = d_rhs = None
+    if rhs_dgrad is not None:
+        lhs_dtype = lhs_dtype_carrier.dtype
+        d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes,
+                                    out_dtype=_gemm_dtype(lhs_dtype)).astype(lhs_dtype)
+    if lhs is not None:
+        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
+        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+    return d_lhs, d_rhs, None, None
 
 
-_ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd)
+_ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)

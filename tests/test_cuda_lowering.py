@@ -1,6 +1,7 @@
 """The CUDA lowering, checked without a GPU: jit programs lowered for "cuda" hold our typed FFI custom call with the
 static configuration as attributes, and no XLA dot (the reference is not silently used)."""
 
+from functools import partial
 import re
 
 import jax
@@ -106,6 +107,24 @@ def test_ragged_dot_backward_quantizes_with_the_kernel():
                    for c in calls)
     assert modes == [("false", "true", "false"), ("false", "true", "false"), ("true", "false", "true")]
     assert sum("batch = 3 " in c for c in calls) == 1
+
+
+@pytest.mark.parametrize("op", ["fp8_dot", "ragged_dot"])
+@pytest.mark.parametrize("argnums,gemms,untransposed", [(0, 2, True), (1, 2, False)], ids=["x_only", "w_only"])
+def test_one_argument_grads_lower_only_what_they_need(op, argnums, gemms, untransposed):
+    """Only x differentiated: no wgrad, and the weights' second layout for the dgrad; only w: no dgrad, one layout."""
+    x = jax.random.normal(jax.random.key(0), (300, 256), jnp.bfloat16)
+    if op == "fp8_dot":
+        w, fn = jax.random.normal(jax.random.key(1), (256, 384), jnp.float32), dg.fp8_dot
+    else:
+        w = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
+        fn = partial(dg.ragged_dot, group_sizes=jnp.asarray([100, 0, 150], jnp.int32))
+    loss = lambda x, w: jnp.square(fn(x, w).astype(jnp.float32)).sum()  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=argnums), x, w)
+    assert text.count("custom_call @jdg_fp8_gemm") == gemms  # the forward and the one gradient
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    assert sum("untransposed = true" in c for c in calls) == int(untransposed)
+    assert len(calls) == (1 if untransposed else 3)  # the weights; with the wgrad also its two token-major operands
 
 
 @pytest.mark.parametrize("cols,dtype,kernel", [(136, jnp.bfloat16, True), (130, jnp.bfloat16, False),

@@ -3,6 +3,8 @@ pre-quantized weights, group_offset, and FP8 gradients against the exact ones (j
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -300,6 +302,32 @@ def test_ragged_dot_grads(m, k, n, sizes, dtype):
             assert cosine(gr[gi], er[gi]) > GRAD_COSINE
     end = oracle.ragged_bounds(sizes, m)[-1][1]
     assert np.all(to64(gl)[end:] == 0)
+
+
+@pytest.mark.parametrize("op", ["fp8_dot", "ragged_dot"])
+def test_one_argument_grads_equal_the_full_grads(op):
+    """The forward rules see which arguments are differentiated (they skip the dgrad's weight layout, or the wgrad's
+    saved input, when unused): the gradient of one argument equals that argument's part of both, bit for bit, and an
+    unused output gets zero gradients."""
+    m, k, n = 300, 256, 136
+    x = randn(seed_of("one-x", op), (m, k), BF16, spread=False)
+    if op == "fp8_dot":
+        w = randn(seed_of("one-w", op), (k, n), F32, spread=False)
+        fn = fp8_dot
+    else:
+        w = randn(seed_of("one-w", op), (3, k, n), F32, spread=False)
+        fn = partial(dg.ragged_dot, group_sizes=jnp.asarray([100, 0, 150], jnp.int32))
+    r = randn(seed_of("one-r", op), (m, n), F32, spread=False)
+    loss = lambda x, w: jnp.sum(fn(x, w).astype(F32) * r)  # noqa: E731
+    both = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, w)
+    for i in (0, 1):
+        np.testing.assert_array_equal(to64(jax.jit(jax.grad(loss, argnums=i))(x, w)), to64(both[i]))
+    def unused_output(x, w):
+        fn(x, w)
+        return jnp.sum(x.astype(F32)) + 0 * jnp.sum(w)
+    unused = jax.jit(jax.grad(unused_output, argnums=(0, 1)))(x, w)
+    np.testing.assert_array_equal(to64(unused[0]), 1.0)
+    np.testing.assert_array_equal(to64(unused[1]), 0.0)
 
 
 def test_ragged_dot_grads_agree_with_float32_autodiff():

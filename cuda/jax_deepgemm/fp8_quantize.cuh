@@ -105,6 +105,17 @@ __device__ __forceinline__ unsigned int quantize_x4(const float* x, float scale)
   return pack_e4m3x2(q[0], q[1]) | (pack_e4m3x2(q[2], q[3]) << 16);
 }
 
+// Four words, byte i of each = row i of one column, to four words, byte j of each = column j of one row.
+__device__ __forceinline__ void transpose_4x4_bytes(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
+                                                    unsigned int (&rows)[4]) {
+  const unsigned int lo01 = __byte_perm(c0, c1, 0x5140), hi01 = __byte_perm(c0, c1, 0x7362);  // rows 0-1, 2-3
+  const unsigned int lo23 = __byte_perm(c2, c3, 0x5140), hi23 = __byte_perm(c2, c3, 0x7362);
+  rows[0] = __byte_perm(lo01, lo23, 0x5410);
+  rows[1] = __byte_perm(lo01, lo23, 0x7632);
+  rows[2] = __byte_perm(hi01, hi23, 0x5410);
+  rows[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
 // XLA turns the helpers' division by the constant 448 into a product with its float32 reciprocal.
 __device__ __forceinline__ float scale_of(float amax) {
   return max_nan(amax, kFp8QuantizeAmaxFloor) * (1.0f / kFp8QuantizeMax);
@@ -219,29 +230,10 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 #endif
   __syncthreads();
 
-#if JDG_Q_UNTRANSPOSED
-  // x's own layout: each of this thread's rows, its kVec columns as kVec bytes (aligned: cols and col0 are multiples
-  // of kVec), straight to global memory.
-  if (in_cols) {
-    unsigned char* direct = args.out_untransposed + (batch * args.rows + src) * args.cols + col0;
-    const float scale = column_scale[0];
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const int r = group * kRows + i;
-      float f[kVec];
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) f[j] = to_f32(v[i].v[j]);
-      if (r >= count) continue;
-      if constexpr (kVec == 8) {
-        *reinterpret_cast<uint2*>(direct + r * args.cols) = make_uint2(quantize_x4(f, scale), quantize_x4(f + 4, scale));
-      } else {
-        *reinterpret_cast<unsigned int*>(direct + r * args.cols) = quantize_x4(f, scale);
-      }
-    }
-  }
-#endif
-
   // Each of this thread's columns: kRows consecutive bytes (one unit) of an output row, into the shared tile.
+#if JDG_Q_UNTRANSPOSED
+  unsigned int words[kVec][kRows / 4];  // the same bytes, kept for x's own layout below
+#endif
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
     const int col = chunk * kVec + j;
@@ -260,7 +252,39 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     } else {
       *reinterpret_cast<uint2*>(to) = make_uint2(word[0], word[1]);
     }
+#if JDG_Q_UNTRANSPOSED
+#pragma unroll
+    for (int q = 0; q < kRows / 4; ++q) words[j][q] = word[q];
+#endif
   }
+#if JDG_Q_UNTRANSPOSED
+  // x's own layout: each of this thread's rows as kVec bytes (aligned: cols and col0 are multiples of kVec), from
+  // 4 x 4 byte transposes of the column words, straight to global memory.
+  if (in_cols) {
+    unsigned char* direct = args.out_untransposed + (batch * args.rows + src) * args.cols + col0;
+#pragma unroll
+    for (int q = 0; q < kRows / 4; ++q) {
+      unsigned int row_words[4][kVec / 4];  // [row 4q + i][columns 4h .. 4h + 3]
+#pragma unroll
+      for (int h = 0; h < kVec / 4; ++h) {
+        unsigned int rows[4];
+        transpose_4x4_bytes(words[4 * h][q], words[4 * h + 1][q], words[4 * h + 2][q], words[4 * h + 3][q], rows);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) row_words[i][h] = rows[i];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = group * kRows + 4 * q + i;
+        if (r >= count) continue;
+        if constexpr (kVec == 8) {
+          *reinterpret_cast<uint2*>(direct + r * args.cols) = make_uint2(row_words[i][0], row_words[i][1]);
+        } else {
+          *reinterpret_cast<unsigned int*>(direct + r * args.cols) = row_words[i][0];
+        }
+      }
+    }
+  }
+#endif
   __syncthreads();
 
   // Out: 128 output rows (columns of x) x 128 bytes as units of kRows bytes, kUnits threads per row segment.

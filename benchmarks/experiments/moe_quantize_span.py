@@ -3,7 +3,7 @@
 blocks, and the weight gradient's token-major operands through `group_block_map`), each in a fresh process, with
 XLA's memory preallocation on and off: kernel time per step, the span from the first kernel's start to the last one's
 end, and the widest gaps between kernels with the kernels around them (NOTES 100: with the kernel the span had grown
-from 10.5 to 91-119 ms per step, in runs that also differed in preallocation).
+from 10.5 to 91-119 ms per step, in runs that also differed in preallocation; NOTES 101: it was the preallocation).
 
     python benchmarks/experiments/moe_quantize_span.py
 """

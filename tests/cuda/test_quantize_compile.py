@@ -37,8 +37,9 @@ def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, u
     import json
 
     env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, json.dumps([in_f32, per_block, block_map, untransposed])], env=env,
-                          capture_output=True, text=True, timeout=300)
+    variant = json.dumps([in_f32, per_block, block_map, untransposed])
+    proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, variant], env=env, capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["cache"] == "compiled"

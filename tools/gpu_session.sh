@@ -7,6 +7,8 @@
 #                                                   each (one device call per half)
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
+#   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
+#                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
@@ -133,6 +135,28 @@ case "$phase" in
         echo "$name: $(tail -1 "$OUT/tests_$name.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5; } &
     done
     wait
+    ;;
+  training)
+    # The FP8 training paths (fp8_dot, ragged_dot and the quantization kernel): their tests in parallel, the kernel's
+    # times, the MLP / MoE steps' kernels and the demo. The steps and the demo run with XLA's default preallocation:
+    # without it a step's span holds the allocator's host time between steps (NOTES 101).
+    cast_args=("$@")  # (the loop below reuses the positional parameters)
+    python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+    for files in "tcast tests/test_transposed_cast.py tests/test_cuda_lowering.py" "diff tests/test_differentiable.py" \
+                 "nn tests/test_nn.py tests/test_remat.py tests/test_batching.py" \
+                 "export tests/test_export.py tests/cuda/test_quantize_compile.py"; do
+      set -- $files; name=$1; shift
+      { timeout -k 5 240 python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_$name.log"
+        echo "$name: $(tail -1 "$OUT/tests_$name.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5; } &
+    done
+    wait
+    timeout -k 5 150 python benchmarks/experiments/transposed_cast.py all "${cast_args[@]}" 2>&1 | quiet >"$OUT/cast.txt"
+    cat "$OUT/cast.txt"
+    (cd benchmarks/experiments && XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 120 python step_kernels.py moe mlp 2>&1 |
+       quiet >"$OUT/step_kernels.txt")
+    grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
+    XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log"
+    tail -3 "$OUT/demo.log"
     ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first

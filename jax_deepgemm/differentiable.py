@@ -108,8 +108,8 @@ def _quantize_weight_for_grad(w, dgrad):
 
 
 def _zeros_if_symbolic(g):
-    """The forward rules below see which inputs are differentiated (symbolic_zeros=True): their backward rules then
-    get an unused output's cotangent as a SymbolicZero, made an array here."""
+    """The forward rules below see which inputs are differentiated (symbolic_zeros=True); in exchange JAX may pass
+    their backward rules a zero cotangent as a SymbolicZero, made an array here."""
     return jnp.zeros(g.aval.shape, g.aval.dtype) if isinstance(g, SymbolicZero) else g
 
 

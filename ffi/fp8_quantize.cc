@@ -43,8 +43,7 @@ void validate(const Fp8QuantizeProblem& p) {
 
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p) {
   return std::string("jdg_fp8_quantize_t_") + (p.in_f32 ? "f32" : "bf16") + (p.per_block ? "_blocks" : "_rows") +
-         (p.block_map ? "_map" : "") +
-         (p.untransposed ? "_both" : "");
+         (p.block_map ? "_map" : "") + (p.untransposed ? "_both" : "");
 }
 
 std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {

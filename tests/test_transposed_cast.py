@@ -77,8 +77,8 @@ def test_untransposed_equals_the_helpers(shape, dtype):
     want_t = jax.vmap(lambda m: _helper[True](m.T))(flat)
     want = jax.vmap(_helper[True])(flat)
     _assert_same((data_t, scale), (want_t[0].reshape(data_t.shape), want_t[1].reshape(scale.shape)))
-    _assert_same((data, jnp.swapaxes(scale, -1, -2)), (want[0].reshape(data.shape), want[1].reshape(scale.shape[:-2]
-                                                                                                     + scale.shape[:-3:-1])))
+    scale_untransposed = jnp.swapaxes(scale, -1, -2)
+    _assert_same((data, scale_untransposed), (want[0].reshape(data.shape), want[1].reshape(scale_untransposed.shape)))
 
 
 def _gathered(x, block_src, block_rows):

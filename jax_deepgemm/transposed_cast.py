@@ -6,8 +6,8 @@ The FP8 training paths quantize transposed operands every step: the weight W [K,
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
 128-row block on). As XLA fusions these take an amax pass and a transposing cast pass (sometimes a transpose of the
 FP8 result too); on sm_90 with the kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x
-once: 4.3 TB/s from float32, 3.0-3.4 TB/s from bfloat16, 1.9-13.5x faster than the fusions (NVIDIA H200,
-2026-11-29, benchmarks/NOTES.md 100). fp8_dot and ragged_dot use it (differentiable.py).
+once: 4.3 TB/s from float32, 2.8-3.3 TB/s from bfloat16, 1.8-14x faster than the fusions (NVIDIA H200,
+2026-11-29, benchmarks/NOTES.md 100, 101). fp8_dot and ragged_dot use it (differentiable.py).
 
 One primitive with its own rules, internal to the package:
   lowering   on CUDA with the kernels, for bfloat16 / float32 x whose rows are whole 16-byte vectors (C a

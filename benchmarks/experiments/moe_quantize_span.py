@@ -1,9 +1,10 @@
-"""The MoE layer's training step (step_kernels.py's `moe`) with ragged_dot's quantizations as the library runs them
-(XLA's fusions) and through the transposing quantization kernel (`transposed_cast_to_fp8`: the weights' 128x128
-blocks, and the weight gradient's token-major operands through `group_block_map`), each in a fresh process, with
-XLA's memory preallocation on and off: kernel time per step, the span from the first kernel's start to the last one's
-end, and the widest gaps between kernels with the kernels around them (NOTES 100: with the kernel the span had grown
-from 10.5 to 91-119 ms per step, in runs that also differed in preallocation; NOTES 101: it was the preallocation).
+"""The MoE layer's training step (step_kernels.py's `moe`) with the library's quantizations of transposed operands
+through the transposing quantization kernel (`transposed_cast_to_fp8`) and, for comparison, through the reference's
+XLA fusions (its lowering told that the program is sharded, where the kernel never runs), each in a fresh process,
+with XLA's memory preallocation on and off: kernel time per step, the span from the first kernel's start to the last
+one's end, and the widest gaps between kernels with the kernels around them (NOTES 100: with the kernel the span had
+grown from 10.5 to 91-119 ms per step, in runs that also differed in preallocation; NOTES 101: it was the
+preallocation, and ragged_dot took the kernel).
 
     python benchmarks/experiments/moe_quantize_span.py
 """
@@ -16,16 +17,10 @@ CHILD = r"""
 import collections, sys
 import jax
 import step_kernels as steps
-from jax_deepgemm import bench, differentiable
-from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8
+from jax_deepgemm import bench, transposed_cast
 
-if sys.argv[1] == "kernel":
-    def token_major(lhs, g, group_sizes):
-        src, rows, padded = group_block_map(group_sizes, lhs.shape[0])
-        return (transposed_cast_to_fp8(lhs, block_map=(src, rows)), transposed_cast_to_fp8(g, block_map=(src, rows)),
-                padded)
-    differentiable._quantize_rhs = lambda rhs: transposed_cast_to_fp8(rhs, per_block=True)
-    differentiable._token_major_operands = token_major
+if sys.argv[1] == "xla":
+    transposed_cast._sharded_program = lambda ctx: True  # (read at lowering: the reference's fusions)
 step, args = steps.moe_step()
 for _ in range(3):
     jax.block_until_ready(step(*args))

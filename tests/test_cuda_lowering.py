@@ -103,8 +103,8 @@ def test_ragged_dot_backward_quantizes_with_the_kernel():
     # block map
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
     assert len(calls) == 3, text
-    modes = sorted(tuple(re.search(rf"{name} = (\w+)", c).group(1) for name in ("per_block", "block_map", "untransposed"))
-                   for c in calls)
+    names = ("per_block", "block_map", "untransposed")
+    modes = sorted(tuple(re.search(rf"{name} = (\w+)", c).group(1) for name in names) for c in calls)
     assert modes == [("false", "true", "false"), ("false", "true", "false"), ("true", "false", "true")]
     assert sum("batch = 3 " in c for c in calls) == 1
 

@@ -150,10 +150,11 @@ case "$phase" in
         echo "$name: $(tail -1 "$OUT/tests_$name.log")"; grep -E "^FAILED|^ERROR" "$OUT/tests_$name.log" | head -5; } &
     done
     wait
-    timeout -k 5 150 python benchmarks/experiments/transposed_cast.py all "${cast_args[@]}" 2>&1 | quiet >"$OUT/cast.txt"
+    timeout -k 5 150 python benchmarks/experiments/transposed_cast.py all "${cast_args[@]}" 2>&1 |
+      quiet >"$OUT/cast.txt"
     cat "$OUT/cast.txt"
-    (cd benchmarks/experiments && XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 120 python step_kernels.py moe mlp 2>&1 |
-       quiet >"$OUT/step_kernels.txt")
+    (cd benchmarks/experiments &&
+       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 120 python step_kernels.py moe mlp 2>&1 | quiet >"$OUT/step_kernels.txt")
     grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
     XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log"
     tail -3 "$OUT/demo.log"
@@ -165,7 +166,8 @@ case "$phase" in
     # epilogue; both also the partial-tile exchanges of split K and the tail split. -v lists each case as it passes,
     # so a run cut short by its time limit still says what it covered.
     # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
-    read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py}"
+    default_files="tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py"
+    read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-$default_files}"
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
     race="(bm256-x1 and (ragged or masked_rows or contiguous or dense_per_row or k_grouped)) or (bm128-x2 and masked_rows)"
     race="$race or (bm256-bn128-tma1 and (tma_store_dense or inside_scan)) or (bm128-x1-pipe and (dense or k_grouped))"

@@ -20,9 +20,13 @@ namespace jdg {
 void validate(const Fp8QuantizeProblem& p) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("jdg_fp8_quantize_t: " + what); };
   constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-  if (p.batch < 0 || p.rows < 0 || p.cols < 0)
-    fail("batch, rows and cols must be >= 0, got " + std::to_string(p.batch) + ", " + std::to_string(p.rows) + ", " +
-         std::to_string(p.cols));
+  if (p.batch < 0 || p.rows < 0 || p.cols < 0 || p.x_rows < 0)
+    fail("batch, rows, cols and x_rows must be >= 0, got " + std::to_string(p.batch) + ", " + std::to_string(p.rows) +
+         ", " + std::to_string(p.cols) + ", " + std::to_string(p.x_rows));
+  if (!p.row_map && p.x_rows != p.rows)
+    fail("x_rows must equal rows (" + std::to_string(p.rows) + ") without a row map, got " + std::to_string(p.x_rows));
+  // (row indices are int32: a row map's stored rows must be addressable by them)
+  if (p.row_map && p.x_rows > kIntMax) fail("x_rows must be < 2^31 with a row map, got " + std::to_string(p.x_rows));
   const std::int64_t expected = (p.rows + kFp8QuantizeBlock - 1) / kFp8QuantizeBlock;
   if (p.rblocks < 0 || p.rblocks > kIntMax || (!p.block_map && p.rblocks != expected))
     fail("rblocks must be ceil(rows / 128) = " + std::to_string(expected) + " without a block map, and in [0, 2^31) "
@@ -36,14 +40,14 @@ void validate(const Fp8QuantizeProblem& p) {
   if (p.cblocks() > 0 && p.rblocks > 0 && p.batch > kIntMax / p.cblocks() / p.rblocks)
     fail("too many 128x128 tiles (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +
          ", cols=" + std::to_string(p.cols) + ")");
-  if (p.untransposed && (!p.per_block || p.block_map))
-    fail("untransposed needs per_block and no block map");
+  if (p.untransposed && (!p.per_block || p.block_map || p.row_map))
+    fail("untransposed needs per_block, no block map and no row map");
   jit::check_arch(p.arch);
 }
 
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p) {
   return std::string("jdg_fp8_quantize_t_") + (p.in_f32 ? "f32" : "bf16") + (p.per_block ? "_blocks" : "_rows") +
-         (p.block_map ? "_map" : "") + (p.untransposed ? "_both" : "");
+         (p.row_map ? "_gather" : "") + (p.block_map ? "_map" : "") + (p.untransposed ? "_both" : "");
 }
 
 std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {
@@ -52,6 +56,7 @@ std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {
     << "#define JDG_Q_IN_F32 " << int(p.in_f32) << "\n"
     << "#define JDG_Q_PER_BLOCK " << int(p.per_block) << "\n"
     << "#define JDG_Q_BLOCK_MAP " << int(p.block_map) << "\n"
+    << "#define JDG_Q_ROW_MAP " << int(p.row_map) << "\n"
     << "#define JDG_Q_UNTRANSPOSED " << int(p.untransposed) << "\n"
     << "#include <jax_deepgemm/fp8_quantize.cuh>\n";
   return s.str();
@@ -89,10 +94,12 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   JDG_ATTR(rows, std::int64_t, "rows")
   JDG_ATTR(cols, std::int64_t, "cols")
   JDG_ATTR(rblocks, std::int64_t, "rblocks")
+  JDG_ATTR(x_rows, std::int64_t, "x_rows")
   JDG_ATTR(arch, std::string_view, "arch")
   JDG_ATTR(in_f32, bool, "in_f32")
   JDG_ATTR(per_block, bool, "per_block")
   JDG_ATTR(block_map, bool, "block_map")
+  JDG_ATTR(row_map, bool, "row_map")
   JDG_ATTR(untransposed, bool, "untransposed")
 #undef JDG_ATTR
   p.batch = *batch;
@@ -103,6 +110,8 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   p.in_f32 = *in_f32;
   p.per_block = *per_block;
   p.block_map = *block_map;
+  p.row_map = *row_map;
+  p.x_rows = *x_rows;
   p.untransposed = *untransposed;
   try {
     validate(p);
@@ -147,23 +156,31 @@ ffi::Error Initialize(std::int32_t device, Fp8QuantizeState* state) {
 
 // EXECUTE: check the buffers, launch. No allocation, no synchronisation.
 ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* state, ffi::AnyBuffer x,
-                   std::optional<ffi::AnyBuffer> block_src, std::optional<ffi::AnyBuffer> block_rows,
-                   ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> scale, ffi::RemainingRets rest) {
+                   ffi::RemainingArgs maps, ffi::Result<ffi::AnyBuffer> out, ffi::Result<ffi::AnyBuffer> scale,
+                   ffi::RemainingRets rest) {
   if (state == nullptr) return ffi::Error::Internal("jdg_fp8_quantize_t: no state (instantiate did not run)");
   const Fp8QuantizeProblem& p = state->problem;
   using ffi_common::check_buffer;
   if (auto e = check_buffer(kTarget, "x", x, p.in_f32 ? ffi::DataType::F32 : ffi::DataType::BF16,
-                            {p.batch, p.rows, p.cols});
+                            {p.batch, p.x_rows, p.cols});
       e.failure())
     return e;
-  if (block_src.has_value() != p.block_map || block_rows.has_value() != p.block_map)
-    return ffi::Error::InvalidArgument(std::string(kTarget) + ": block_map=" + (p.block_map ? "true" : "false") +
-                                       " takes " + (p.block_map ? "" : "no ") + "block_src and block_rows operands");
-  if (p.block_map) {
-    if (auto e = check_buffer(kTarget, "block_src", *block_src, ffi::DataType::S32, {p.rblocks}); e.failure())
+  // The operands after x: row_index with row_map, then block_src and block_rows with block_map.
+  const std::size_t expected_maps = (p.row_map ? 1u : 0u) + (p.block_map ? 2u : 0u);
+  if (maps.size() != expected_maps)
+    return ffi::Error::InvalidArgument(std::string(kTarget) + ": row_map=" + (p.row_map ? "true" : "false") +
+                                       ", block_map=" + (p.block_map ? "true" : "false") + " take " +
+                                       std::to_string(1 + expected_maps) + " operands, got " +
+                                       std::to_string(1 + maps.size()));
+  const int* map_data[3] = {nullptr, nullptr, nullptr};  // row_index, block_src, block_rows
+  const char* map_names[3] = {"row_index", "block_src", "block_rows"};
+  for (std::size_t i = 0, slot = p.row_map ? 0 : 1; i < maps.size(); ++i, ++slot) {
+    auto buffer = maps.get<ffi::AnyBuffer>(i);
+    if (!buffer.has_value()) return buffer.error();
+    if (auto e = check_buffer(kTarget, map_names[slot], *buffer, ffi::DataType::S32, {slot == 0 ? p.rows : p.rblocks});
+        e.failure())
       return e;
-    if (auto e = check_buffer(kTarget, "block_rows", *block_rows, ffi::DataType::S32, {p.rblocks}); e.failure())
-      return e;
+    map_data[slot] = static_cast<const int*>(buffer->untyped_data());
   }
   if (auto e = check_buffer(kTarget, "out (result)", *out, ffi::DataType::F8E4M3FN, {p.batch, p.cols, p.out_rows()});
       e.failure())
@@ -201,14 +218,16 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* s
   }
   Fp8QuantizeArgs args;
   args.x = x.untyped_data();
-  args.block_src = p.block_map ? static_cast<const int*>(block_src->untyped_data()) : nullptr;
-  args.block_rows = p.block_map ? static_cast<const int*>(block_rows->untyped_data()) : nullptr;
+  args.row_index = map_data[0];
+  args.block_src = map_data[1];
+  args.block_rows = map_data[2];
   args.out = static_cast<unsigned char*>(out->untyped_data());
   args.out_untransposed = untransposed ? static_cast<unsigned char*>((*untransposed)->untyped_data()) : nullptr;
   args.scale = static_cast<float*>(scale->untyped_data());
   args.rows = p.rows;
   args.cols = p.cols;
   args.out_rows = p.out_rows();
+  args.x_rows = p.x_rows;
   args.rblocks = static_cast<int>(p.rblocks);
   args.cblocks = static_cast<int>(p.cblocks());
   void* params[] = {&args};
@@ -254,8 +273,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JdgFp8QuantizeExecute, jdg::Execute,
                                   .Ctx<xla::ffi::DeviceOrdinal>()
                                   .Ctx<jdg::State>()
                                   .Arg<xla::ffi::AnyBuffer>()          // x
-                                  .OptionalArg<xla::ffi::AnyBuffer>()  // block_src
-                                  .OptionalArg<xla::ffi::AnyBuffer>()  // block_rows
+                                  .RemainingArgs()                     // row_index, block_src, block_rows
                                   .Ret<xla::ffi::AnyBuffer>()          // out
                                   .Ret<xla::ffi::AnyBuffer>()          // scale
                                   .RemainingRets(),                    // untransposed

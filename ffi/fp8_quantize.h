@@ -18,6 +18,8 @@ struct Fp8QuantizeProblem {
   bool in_f32 = false;       // x is float32 (else bfloat16)
   bool per_block = false;    // 128x128 block scales (else one per output row and 128 block)
   bool block_map = false;    // row blocks read through block_src / block_rows
+  bool row_map = false;      // x's rows read through row_index [rows] from x_rows stored rows
+  std::int64_t x_rows = 0;   // stored rows of x per batch: rows without a row map
   bool untransposed = false; // per_block without a block map: also x's own quantization [batch, rows, cols]
   std::string arch;
 
@@ -41,9 +43,10 @@ jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
 
 // The stage handlers of "jdg_fp8_quantize_t" (one bundle, platform "CUDA") and their state type (registered first).
 //
-// Attributes: batch, rows, cols, rblocks (i64), arch (string), in_f32, per_block, block_map, untransposed (bool).
-// Operands: x [batch, rows, cols] (bfloat16 or float32; cols a multiple of 8 or 4: 16-byte rows), then with block_map
-// the int32 block_src [rblocks] and block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale
+// Attributes: batch, rows, cols, rblocks, x_rows (i64), arch (string), in_f32, per_block, block_map, row_map,
+// untransposed (bool). Operands: x [batch, x_rows, cols] (bfloat16 or float32; cols a multiple of 8 or 4: 16-byte
+// rows), then with row_map the int32 row_index [rows], then with block_map the int32 block_src [rblocks] and
+// block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale
 // float32 [batch, cols or cblocks, rblocks], then with untransposed float8_e4m3fn [batch, rows, cols].
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);

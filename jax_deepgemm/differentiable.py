@@ -23,6 +23,7 @@ from jax.ad_checkpoint import checkpoint_name
 from jax.custom_derivatives import SymbolicZero
 
 from . import _checks as check
+from ._permutation import sum_token_slots
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
@@ -193,6 +194,11 @@ def _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset):
     return jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), d, 0).astype(out_dtype)
 
 
+def _dgrad_grouped(g, rhs_dgrad, group_sizes, dtype):
+    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes, out_dtype=_gemm_dtype(dtype))
+    return d.astype(dtype)
+
+
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
     return _ragged_fwd_math(out_dtype, lhs, _quantize_weight(rhs), group_sizes, group_offset)
@@ -207,13 +213,13 @@ def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
     return out, (lhs.value if rhs.perturbed else None, rhs_dgrad, group_sizes, group_offset, carriers)
 
 
-def _token_major_operands(lhs, g, group_sizes):
+def _token_major_operands(lhs, g, group_sizes, lhs_rows=None):
     """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
-    from a 128-row block on, and the padded group sizes."""
-    block_src, block_rows, padded_sizes = group_block_map(group_sizes, lhs.shape[0])
+    from a 128-row block on, and the padded group sizes. With lhs_rows, the lhs is lhs[lhs_rows], read in place."""
+    block_src, block_rows, padded_sizes = group_block_map(group_sizes, g.shape[0])
     block_map = (block_src, block_rows)
-    return (transposed_cast_to_fp8(lhs, block_map=block_map), transposed_cast_to_fp8(g, block_map=block_map),
-            padded_sizes)
+    return (transposed_cast_to_fp8(lhs, block_map=block_map, row_index=lhs_rows),
+            transposed_cast_to_fp8(g, block_map=block_map), padded_sizes)
 
 
 def _ragged_dot_bwd(out_dtype, res, g):
@@ -222,9 +228,7 @@ def _ragged_dot_bwd(out_dtype, res, g):
     g = jnp.where(_ragged_row_mask(group_sizes, group_offset, g.shape[0]), g, 0)
     d_lhs = d_rhs = None
     if rhs_dgrad is not None:
-        lhs_dtype = lhs_dtype_carrier.dtype
-        d_lhs = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes,
-                                    out_dtype=_gemm_dtype(lhs_dtype)).astype(lhs_dtype)
+        d_lhs = _dgrad_grouped(g, rhs_dgrad, group_sizes, lhs_dtype_carrier.dtype)
     if lhs is not None:
         d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
         d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
@@ -232,3 +236,62 @@ def _ragged_dot_bwd(out_dtype, res, g):
 
 
 _ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)
+
+
+# ---------------------------------------------------------------- ragged_dot of dispatched rows
+
+def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
+    """ragged_dot(x[order // top_k], rhs, group_sizes) in x.dtype: an MoE layer's first expert GEMM over its dispatched
+    rows, without the gathered copy. x [T, K], order int32 [T * top_k] (a permutation of the (token, slot) pairs,
+    sorted by expert), rhs [G, K, N], group_sizes [G] -> [T * top_k, N]; the same values and gradients.
+
+    Quantizing per token commutes with a row gather: the forward quantizes x's T rows and gathers FP8 rows and scales
+    (instead of gathering and quantizing T * top_k rows of x), and the weight gradient's token-major operand reads x
+    in place through the gather's index (transposed_cast_to_fp8's row_index). x's gradient sums each token's top_k
+    rows (as `nn.experts.dispatch`'s)."""
+    fn = "dispatched_ragged_dot"
+    x = check.floating(fn, "x", x, ndim=2)
+    rhs = check.floating(fn, "rhs", rhs, ndim=3)
+    check.same(fn, "K", rhs.shape[1], x.shape[1], f"x is [T, K] with K={x.shape[1]}, rhs is [G, K, N] "
+               f"with K={rhs.shape[1]}")
+    if not isinstance(top_k, int) or top_k < 1:
+        raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
+    order = check.index(fn, "order", order, (x.shape[0] * top_k,))
+    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
+
+
+def _dispatched_fwd_math(x, rows, rhs_q, group_sizes):
+    data, scale = per_token_cast_to_fp8(x)
+    lhs_q = data[rows], scale[rows]
+    return fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(x.dtype)).astype(x.dtype)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _dispatched_ragged_dot(top_k, x, order, rhs, group_sizes):
+    return _dispatched_fwd_math(x, order // top_k, _quantize_weight(rhs), group_sizes)
+
+
+def _dispatched_ragged_dot_fwd(top_k, x, order, rhs, group_sizes):
+    # (as _ragged_dot_fwd: the dgrad's weight layout for a differentiated x, x for a differentiated rhs)
+    order, group_sizes = order.value, group_sizes.value
+    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=x.perturbed)
+    out = _dispatched_fwd_math(x.value, order // top_k, rhs_q, group_sizes)
+    carriers = jnp.zeros((), x.value.dtype), jnp.zeros((), rhs.value.dtype)
+    return out, (x.value if rhs.perturbed else None, order, rhs_dgrad, group_sizes, carriers)
+
+
+def _dispatched_ragged_dot_bwd(top_k, res, g):
+    x, order, rhs_dgrad, group_sizes, (x_dtype_carrier, rhs_dtype_carrier) = res
+    # (no mask for rows past sum(group_sizes): the dgrad's GEMM writes them zeros, the block map leaves them out)
+    g = _zeros_if_symbolic(g)
+    d_x = d_rhs = None
+    if rhs_dgrad is not None:
+        d_x = sum_token_slots(_dgrad_grouped(g, rhs_dgrad, group_sizes, x_dtype_carrier.dtype), order, top_k)
+    if x is not None:
+        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(x, g, group_sizes, lhs_rows=order // top_k))
+        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+    return d_x, None, d_rhs, None
+
+
+_dispatched_ragged_dot.defvjp(_dispatched_ragged_dot_fwd, _dispatched_ragged_dot_bwd, symbolic_zeros=True)

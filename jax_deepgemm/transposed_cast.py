@@ -1,6 +1,6 @@
 """The FP8 quantization of a transposed operand in one pass: `transposed_cast_to_fp8(x)` equals
-`per_token_cast_to_fp8(x.T)` (or `per_block_cast_to_fp8(x.T)`) bit for bit, optionally after moving groups of x's
-rows to 128-row blocks (`group_block_map`).
+`per_token_cast_to_fp8(x.T)` (or `per_block_cast_to_fp8(x.T)`) bit for bit, optionally of a row gather x[row_index]
+without its copy, and after moving groups of rows to 128-row blocks (`group_block_map`).
 
 The FP8 training paths quantize transposed operands every step: the weight W [K, N] as W^T's 128x128 blocks, and the
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
@@ -37,8 +37,11 @@ from .sharding import _sharded_program
 _KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 
 
-def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=False):
+def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=False, row_index=None):
     """x [..., R, C] (floating) -> the quantization of x^T: (data float8_e4m3fn [..., C, Rp], scale float32).
+
+    row_index: None, or int32 [R'] to quantize the rows x[..., row_index, :] instead (R = R' below; an index outside
+    [0, x.shape[-2]) reads a row of zeros): a gather's transposed quantization without the gathered copy.
 
     per_block=False: one scale per row of x^T and 128 columns, [..., C, Rp / 128] (per_token_cast_to_fp8(x^T));
     per_block=True: one per 128x128 block, [..., ceil(C / 128), Rp / 128] (per_block_cast_to_fp8(x^T)).
@@ -54,16 +57,23 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
     if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
         raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
     maps = () if block_map is None else tuple(block_map)
-    if untransposed and (not per_block or maps):
-        raise ValueError(f"{fn}: untransposed=True needs per_block=True and no block_map")
+    if untransposed and (not per_block or maps or row_index is not None):
+        raise ValueError(f"{fn}: untransposed=True needs per_block=True, no block_map and no row_index")
+    rows = ()
+    if row_index is not None:
+        if jnp.ndim(row_index) != 1 or not jnp.issubdtype(jnp.result_type(row_index), jnp.integer):
+            raise ValueError(f"{fn}: row_index must be an int32 [R'] array, got {jnp.result_type(row_index)} "
+                             f"{jnp.shape(row_index)}")
+        rows = (jnp.asarray(row_index, jnp.int32),)
     if maps and (len(maps) != 2 or any(jnp.ndim(m) != 1 or not jnp.issubdtype(jnp.result_type(m), jnp.integer)
                                        for m in maps) or jnp.shape(maps[0]) != jnp.shape(maps[1])):
         raise ValueError(f"{fn}: block_map must be (block_src, block_rows), two int32 [nb] arrays, got "
                          f"{[(jnp.result_type(m), jnp.shape(m)) for m in maps]}")
-    maps = tuple(jnp.asarray(m, jnp.int32) for m in maps)
+    maps = rows + tuple(jnp.asarray(m, jnp.int32) for m in maps)
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
     x, *maps = match_vma(x.reshape((math.prod(lead), r, c)), *maps)  # (inside shard_map: one varying type)
-    out = quantize_t_p.bind(x, *maps, per_block=bool(per_block), untransposed=bool(untransposed))
+    out = quantize_t_p.bind(x, *maps, per_block=bool(per_block), untransposed=bool(untransposed),
+                            row_map=bool(rows))
     return tuple(o.reshape(lead + o.shape[1:]) for o in out)
 
 
@@ -99,7 +109,17 @@ def _gather_blocks(x, block_src, block_rows):
     return jnp.where(valid[None, :, None], x[:, rows, :], jnp.zeros((), x.dtype))
 
 
-def _reference(x, *maps, per_block, untransposed):
+def _gather_rows(x, row_index):
+    """x [B, R, C] -> x[:, row_index] [B, R', C], zero rows where an index is outside [0, R)."""
+    inside = (row_index >= 0) & (row_index < x.shape[1])
+    if x.shape[1] == 0:
+        return jnp.zeros((x.shape[0], row_index.shape[0], x.shape[2]), x.dtype)
+    return jnp.where(inside[None, :, None], x[:, jnp.where(inside, row_index, 0)], jnp.zeros((), x.dtype))
+
+
+def _reference(x, *maps, per_block, untransposed, row_map):
+    if row_map:
+        x, maps = _gather_rows(x, maps[0]), maps[1:]
     if maps:
         x = _gather_blocks(x, *maps)
     cast = per_block_cast_to_fp8 if per_block else per_token_cast_to_fp8
@@ -108,8 +128,10 @@ def _reference(x, *maps, per_block, untransposed):
     return (data, scale) + ((jnp.swapaxes(data, 1, 2),) if untransposed else ())
 
 
-def _shapes(x, *maps, per_block, untransposed):
+def _shapes(x, *maps, per_block, untransposed, row_map):
     b, r, c = x.shape
+    if row_map:
+        r, maps = maps[0].shape[0], maps[1:]
     rp = maps[0].shape[0] * BLOCK if maps else r
     scale_rows = ceil_div(c, BLOCK) if per_block else c
     shapes = ((b, c, rp), jnp.float8_e4m3fn), ((b, scale_rows, ceil_div(rp, BLOCK)), jnp.float32)
@@ -118,12 +140,14 @@ def _shapes(x, *maps, per_block, untransposed):
 
 # ---- the kernel ----
 
-def _kernel(x, *maps, per_block, untransposed):
-    b, r, c = x.shape
-    shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed)
+def _kernel(x, *maps, per_block, untransposed, row_map):
+    b, x_rows, c = x.shape
+    shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed, row_map=row_map)
+    r = maps[0].shape[0] if row_map else x_rows
     call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes))
-    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=shapes[1][0][-1], arch=runtime.ARCH,
-                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=bool(maps), untransposed=untransposed)
+    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=shapes[1][0][-1], x_rows=x_rows, arch=runtime.ARCH,
+                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=len(maps) > int(row_map),
+                row_map=row_map, untransposed=untransposed)
 
 
 # ---- the primitive ----

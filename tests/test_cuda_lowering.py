@@ -189,3 +189,23 @@ def test_strict_mode_makes_the_fallback_an_error(monkeypatch):
     a, b = _pairs(64, 176, 128)
     with pytest.raises(Exception, match="JAX_DEEPGEMM_STRICT"):
         _lower_cuda(dg.fp8_gemm_nt, a, b)
+
+
+def test_dispatched_ragged_dot_reads_x_through_the_gather():
+    """The MoE layer's first expert GEMM: no gathered copy of x for the weight gradient; its token-major operand
+    reads x in place (row_map), and the forward gathers x's FP8 quantization."""
+    from jax_deepgemm.differentiable import dispatched_ragged_dot
+
+    x = jax.random.normal(jax.random.key(0), (100, 256), jnp.bfloat16)
+    w = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
+    order = jax.random.permutation(jax.random.key(2), 300).astype(jnp.int32)
+    sizes = jnp.asarray([100, 0, 150], jnp.int32)
+    loss = lambda x, w: jnp.square(  # noqa: E731
+        dispatched_ragged_dot(x, order, 3, w, sizes).astype(jnp.float32)).sum()
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
+    assert text.count("custom_call @jdg_fp8_gemm") == 3
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    assert len(calls) == 3, text
+    assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
+    gathered = next(c for c in calls if "row_map = true" in c)
+    assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered

@@ -362,3 +362,46 @@ def test_ragged_dot_jit_vmap_grad():
     out = jax.jit(jax.vmap(dg.ragged_dot, in_axes=(0, None, 0)))(lhs, rhs, sizes_b)
     for i in range(b):
         assert dg.calc_diff(out[i], oracle.ragged_dot(to64(lhs[i]), to64(rhs), sizes_b[i])) < FWD_DIFF
+
+
+# ---------------------------------------------------------------- dispatched_ragged_dot
+
+@pytest.mark.parametrize("tokens,top_k,sizes", [(300, 3, [100, 0, 500, 300]), (200, 1, [50, 120, 0]), (64, 4, [256])],
+                         ids=["top3", "top1_pairs_past_the_groups", "one_group"])
+def test_dispatched_ragged_dot_equals_ragged_dot_of_the_dispatch(tokens, top_k, sizes):
+    """The row gather folded into the FP8 operands: ragged_dot over x[order // top_k]'s values and gradients, bit
+    for bit (each argument's alone too), and the forward against the float64 oracle."""
+    from jax_deepgemm.differentiable import dispatched_ragged_dot
+    from jax_deepgemm.nn.experts import dispatch
+
+    k, n = 256, 136
+    x = randn(seed_of("disp-x", tokens), (tokens, k), BF16, spread=False)
+    w = randn(seed_of("disp-w", tokens), (len(sizes), k, n), F32, spread=False)
+    order = jnp.asarray(np.random.default_rng(seed_of("disp-order", tokens)).permutation(tokens * top_k), jnp.int32)
+    group_sizes = jnp.asarray(sizes, jnp.int32)
+    r = randn(seed_of("disp-r", tokens), (tokens * top_k, n), F32, spread=False)
+    folded = lambda x, w: dispatched_ragged_dot(x, order, top_k, w, group_sizes)  # noqa: E731
+    copied = lambda x, w: dg.ragged_dot(dispatch(x, order, top_k), w, group_sizes,  # noqa: E731
+                                        preferred_element_type=x.dtype)
+    got, want = jax.jit(folded)(x, w), jax.jit(copied)(x, w)
+    assert got.dtype == BF16 and got.shape == (tokens * top_k, n)
+    np.testing.assert_array_equal(to64(got), to64(want))
+    rows = np.asarray(order) // top_k
+    assert dg.calc_diff(got, oracle.ragged_dot(to64(x)[rows], to64(w), group_sizes)) < FWD_DIFF
+    for argnums in ((0, 1), 0, 1):
+        grads = [jax.jit(jax.grad(lambda x, w: jnp.sum(fn(x, w).astype(F32) * r), argnums=argnums))(x, w)
+                 for fn in (folded, copied)]
+        for g_folded, g_copied in zip(*(g if isinstance(g, tuple) else (g,) for g in grads)):
+            np.testing.assert_array_equal(to64(g_folded), to64(g_copied))
+
+
+def test_dispatched_ragged_dot_bad_input_is_named():
+    from jax_deepgemm.differentiable import dispatched_ragged_dot
+
+    x, w, sizes = jnp.ones((8, 128), BF16), jnp.ones((2, 128, 16), F32), jnp.asarray([4, 4], jnp.int32)
+    with pytest.raises(ValueError, match=r"dispatched_ragged_dot: order"):
+        dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 2, w, sizes)  # [T * top_k] = [16]
+    with pytest.raises(ValueError, match=r"dispatched_ragged_dot: top_k must be a positive int, got 0"):
+        dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 0, w, sizes)
+    with pytest.raises(ValueError, match=r"dispatched_ragged_dot: K"):
+        dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 1, jnp.ones((2, 64, 16), F32), sizes)

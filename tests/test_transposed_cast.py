@@ -34,12 +34,12 @@ def _assert_same(got, want):
     np.testing.assert_array_equal(gd, wd)
 
 
-def _cast(x, per_block=False, block_map=None, untransposed=False):
+def _cast(x, per_block=False, block_map=None, untransposed=False, row_index=None):
     """transposed_cast_to_fp8 under jit; on the GPU also checks that the kernel runs where it takes x (bf16 / f32
     rows of whole 16-byte vectors) and only there."""
-    fn = jax.jit(lambda x, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None,
-                                                      untransposed=untransposed))
-    args = (x,) + tuple(block_map or ())
+    fn = jax.jit(lambda x, rows, *m: transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None,
+                                                            untransposed=untransposed, row_index=rows))
+    args = (x, row_index) + tuple(block_map or ())
     if kernels_active():
         takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0
         assert ('custom_call_target="jdg_fp8_quantize_t"' in fn.lower(*args).compile().as_text()) == takes
@@ -130,6 +130,41 @@ def test_any_block_map(rows):
     _assert_same(got, want)
 
 
+def _rows_of(x, row_index):
+    """NumPy: x [..., R, C] -> x[..., row_index, :], zero rows where an index is outside [0, R)."""
+    inside = (row_index >= 0) & (row_index < x.shape[-2])
+    if x.shape[-2] == 0:
+        return np.zeros(x.shape[:-2] + (len(row_index), x.shape[-1]), x.dtype)
+    out = x[..., np.where(inside, row_index, 0), :].copy()
+    out[..., ~inside, :] = 0
+    return out
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("per_block", [False, True], ids=["rows", "blocks"])
+@pytest.mark.parametrize("shape,picked", [((300, 200), 700), ((64, 136), 129), ((2, 50, 256), 260), ((0, 128), 5)])
+def test_row_index_equals_the_gathered_rows(shape, picked, per_block, dtype):
+    """row_index: the quantization of x[..., row_index, :] (each row picked any number of times, in any order;
+    indices outside x, negative or past its end or int32's extremes, read zero rows), the helpers' bits on the
+    gathered rows, with and without a block map of groups over the picked rows."""
+    rng = np.random.default_rng(seed_of("tcast-rows", shape, picked))
+    x = _data(shape, dtype, seed_of("tcast-rows-x", shape)) if shape[-2] else jnp.zeros(shape, dtype)
+    row_index = rng.integers(-3, shape[-2] + 3, picked).astype(np.int32)
+    row_index[:2] = [2**31 - 1, -(2**31)]
+    gathered = _rows_of(np.asarray(x), row_index)
+    flat = jnp.asarray(gathered).reshape((-1,) + gathered.shape[-2:])
+    got = _cast(x, per_block, row_index=jnp.asarray(row_index))
+    want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
+    _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+    if per_block or len(shape) > 2:
+        return
+    sizes = jnp.asarray([picked // 3, 0, picked // 2, 7], jnp.int32)
+    block_src, block_rows, _ = group_block_map(sizes, picked)
+    got = _cast(x, block_map=(block_src, block_rows), row_index=jnp.asarray(row_index))
+    want = _helper[False](jnp.asarray(_gathered(gathered, np.asarray(block_src), np.asarray(block_rows))).T)
+    _assert_same(got, want)
+
+
 def test_inside_scan():
     """Inside a jitted lax.scan (a command buffer on the GPU), with the block map as device data per step."""
     m, c = 256, 256
@@ -205,10 +240,18 @@ def test_bad_input_is_named():
         transposed_cast_to_fp8(jnp.ones((8, 8), jnp.int32))
     with pytest.raises(ValueError, match=r"block_map must be \(block_src, block_rows\), two int32 \[nb\]"):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros(2, jnp.int32), jnp.zeros(3, jnp.int32)))
-    with pytest.raises(ValueError, match=r"untransposed=True needs per_block=True and no block_map"):
+    needs = r"untransposed=True needs per_block=True, no block_map and no row_index"
+    with pytest.raises(ValueError, match=needs):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), untransposed=True)
-    with pytest.raises(ValueError, match=r"untransposed=True needs per_block=True and no block_map"):
+    with pytest.raises(ValueError, match=needs):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), per_block=True, untransposed=True,
                                block_map=(jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32)))
+    with pytest.raises(ValueError, match=needs):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), per_block=True, untransposed=True,
+                               row_index=jnp.zeros(2, jnp.int32))
+    with pytest.raises(ValueError, match=r"row_index must be an int32 \[R'\] array, got float32 \(4,\)"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), row_index=jnp.zeros(4, F32))
+    with pytest.raises(ValueError, match=r"row_index must be an int32 \[R'\] array, got int32 \(2, 2\)"):
+        transposed_cast_to_fp8(jnp.ones((8, 8), F32), row_index=jnp.zeros((2, 2), jnp.int32))
     with pytest.raises(ValueError, match=r"block_map must be"):
         transposed_cast_to_fp8(jnp.ones((8, 8), F32), block_map=(jnp.zeros((2,), jnp.float32),) * 2)

@@ -8,7 +8,8 @@
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
 #   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
-#                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101)
+#                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101, 102;
+#                                                   JDG_TRAINING_DEMO=0: without the demo, ~3 minutes less)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
@@ -143,7 +144,7 @@ case "$phase" in
     cast_args=("$@")  # (the loop below reuses the positional parameters)
     python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
     for files in "tcast tests/test_transposed_cast.py tests/test_cuda_lowering.py" "diff tests/test_differentiable.py" \
-                 "nn tests/test_nn.py tests/test_remat.py tests/test_batching.py" \
+                 "nn tests/test_nn.py tests/test_remat.py tests/test_batching.py tests/test_moe_expert_parallel.py" \
                  "export tests/test_export.py tests/cuda/test_quantize_compile.py"; do
       set -- $files; name=$1; shift
       { timeout -k 5 240 python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/tests_$name.log"
@@ -154,11 +155,13 @@ case "$phase" in
       quiet >"$OUT/cast.txt"
     cat "$OUT/cast.txt"
     (cd benchmarks/experiments &&
-       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 120 python step_kernels.py moe mlp 2>&1 |
+       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 150 python step_kernels.py moe moe_copied mlp 2>&1 |
        quiet >"$OUT/step_kernels.txt")
     grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
-    XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log"
-    tail -3 "$OUT/demo.log"
+    if [ "${JDG_TRAINING_DEMO:-1}" != 0 ]; then
+      XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log"
+      tail -3 "$OUT/demo.log"
+    fi
     ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first

@@ -1,9 +1,10 @@
 """Where an FP8 training step's GPU time goes: the kernels of five back-to-back calls of the jitted step under the
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
-weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges).
+weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
+`moe_copied`: `moe` with its dispatch gathered into a copy before the first expert GEMM, as before NOTES 102.
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep ...]
+    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_copied ...]
 """
 
 import collections
@@ -37,9 +38,24 @@ def moe_step(expert_parallel=False):
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))), (router, w_gate_up, w_down, x)
 
 
+def moe_copied_step():
+    from jax_deepgemm.differentiable import ragged_dot
+    from jax_deepgemm.nn import experts
+
+    def copied(x, order, top_k, rhs, group_sizes):
+        return ragged_dot(experts.dispatch(x, order, top_k), rhs, group_sizes, preferred_element_type=x.dtype)
+    folded, experts.dispatched_ragged_dot = experts.dispatched_ragged_dot, copied  # (looked up at trace time)
+    try:
+        step, args = moe_step()
+        return step.lower(*args).compile(), args
+    finally:
+        experts.dispatched_ragged_dot = folded
+
+
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
+    steps = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True), "moe_copied": moe_copied_step}
     for name in sys.argv[1:] or ["mlp", "moe"]:
-        step, args = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True)}[name]()
+        step, args = steps[name]()
         for _ in range(3):
             jax.block_until_ready(step(*args))
         calls = 5

@@ -10,6 +10,9 @@
 //   JDG_Q_BLOCK_MAP  0: row block b of the output is rows 128 b .. of x (out_rows = rows);
 //                    1: it is rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros
 //                       (out_rows = 128 rblocks); device data, clamped to x whatever it holds
+//   JDG_Q_ROW_MAP    0: row i of x is x's stored row i (x_rows = rows);
+//                    1: it is stored row row_index[i] of x_rows, zeros where row_index[i] is outside [0, x_rows):
+//                       the rows of a gather x[row_index] without the gathered copy (device data, any values)
 //   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
@@ -36,11 +39,14 @@
 #ifndef JDG_Q_BLOCK_MAP
 #error "JDG_Q_BLOCK_MAP must be defined"
 #endif
+#ifndef JDG_Q_ROW_MAP
+#define JDG_Q_ROW_MAP 0
+#endif
 #ifndef JDG_Q_UNTRANSPOSED
 #define JDG_Q_UNTRANSPOSED 0
 #endif
-#if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP)
-#error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1 and JDG_Q_BLOCK_MAP 0"
+#if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP)
+#error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0 and JDG_Q_ROW_MAP 0"
 #endif
 
 namespace jdg {
@@ -160,15 +166,35 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 #endif
 
   // Load: 16-byte vectors (every row starts 16-byte aligned: cols is a multiple of kVec, see the host's check).
-  const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
   Chunk v[kRows];
   const bool in_cols = col0 < args.cols;
+#if JDG_Q_ROW_MAP
+  // The block's stored rows through the map, one index per thread into shared memory (not 16 copies of each in
+  // registers: float32's 16 rows of indices made ptxas spill), then each row from its stored place.
+  // Rows outside x (any index outside [0, x_rows)) are zeros: their slot holds -1, and so do the rows past count.
+  __shared__ int stored_row[kBlock];
+  if (threadIdx.x < kBlock) {
+    const int stored = threadIdx.x < count ? __ldg(args.row_index + src + threadIdx.x) : -1;
+    stored_row[threadIdx.x] = stored >= 0 && stored < args.x_rows ? stored : -1;
+  }
+  __syncthreads();
+  const Input* x = static_cast<const Input*>(args.x) + batch * args.x_rows * args.cols + col0;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int stored = stored_row[group * kRows + i];
+    v[i].bits = stored >= 0 && in_cols
+                    ? __ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(stored) * args.cols))
+                    : make_uint4(0, 0, 0, 0);
+  }
+#else
+  const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     const int r = group * kRows + i;
     v[i].bits = r < count && in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
                                      : make_uint4(0, 0, 0, 0);
   }
+#endif
 
   // Column amaxes: over this thread's rows, the lanes of its warp that hold the same columns, then the warps.
   float amax[kVec];

@@ -9,17 +9,20 @@ constexpr int kFp8QuantizeThreads = 256;
 constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
 constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
 
-// The kernel's one argument. x [batch, rows, cols] row-major; out [batch, cols, out_rows] float8_e4m3fn; scale
+// The kernel's one argument. x [batch, rows, cols] row-major (with JDG_Q_ROW_MAP: [batch, x_rows, cols], of which
+// row_index picks the rows); out [batch, cols, out_rows] float8_e4m3fn; scale
 // float32 [batch, cols, rblocks] (per row) or [batch, cblocks, rblocks] (per 128x128 block). The grid is
 // batch * rblocks * cblocks CTAs.
 struct Fp8QuantizeArgs {
   const void* x;
   const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block
   const int* block_rows;  // JDG_Q_BLOCK_MAP: [rblocks] rows of x in each row block (the rest are zeros)
+  const int* row_index;   // JDG_Q_ROW_MAP: [rows] the stored row of each row of x
   unsigned char* out;
   unsigned char* out_untransposed;  // JDG_Q_UNTRANSPOSED: [batch, rows, cols] float8_e4m3fn
   float* scale;
   long long rows, cols, out_rows;
+  long long x_rows;       // stored rows per batch (= rows without JDG_Q_ROW_MAP)
   int rblocks, cblocks;
 };
 

@@ -83,7 +83,7 @@ def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name
     exchange = partial(jax.lax.all_to_all, axis_name=axis_name, split_axis=0, concat_axis=0, tiled=True)
     rows, row_ids = exchange(send), exchange(send_ids)  # bucket j now holds device j's rows for our experts
     row_order, group_sizes = sort_by_expert(row_ids, held)
-    out = unsort(expert_ffn(permute_rows(rows, row_order), w_gate_up, w_down, group_sizes, fp8=fp8), row_order)
+    out = unsort(expert_ffn(rows, w_gate_up, w_down, group_sizes, fp8=fp8, gather=(row_order, 1)), row_order)
     back = exchange(out)  # bucket j: our rows' outputs from device j, in the slots we sent them in
 
     per_pair = pick_rows(back, slot, devices * cap)  # a dropped pair reads zeros

@@ -9,7 +9,8 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from ..differentiable import ragged_dot
+from .._permutation import inverse_permutation, sum_token_slots
+from ..differentiable import dispatched_ragged_dot, ragged_dot
 from ._validate import floating, static_int
 
 
@@ -53,19 +54,29 @@ def route(x, router_w, top_k: int):
     return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)
 
 
-def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True):
+def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather=None):
     """SwiGLU FFN of each expert over rows sorted by expert: rows [M, D], group_sizes [E] -> [M, D] in rows.dtype.
 
     Expert g owns the next group_sizes[g] rows; rows past sum(group_sizes) come out as zeros. fp8=True uses the
     FP8 `ragged_dot` (FP8 forward and backward, weights quantized from their stored dtype); fp8=False is the same
-    math with jax.lax.ragged_dot in rows.dtype (the baseline the FP8 layer is compared with)."""
+    math with jax.lax.ragged_dot in rows.dtype (the baseline the FP8 layer is compared with).
+
+    gather=(order, top_k): the FFN of rows[order // top_k] (`dispatch`: `order` a permutation of the T * top_k
+    (token, slot) pairs of rows [T, D]), the same values; with fp8 the gather is folded into the first GEMM's FP8
+    operands instead of copying the gathered rows (`dispatched_ragged_dot`)."""
     if fp8:
         def grouped(lhs, rhs):
             return ragged_dot(lhs, rhs, group_sizes, preferred_element_type=lhs.dtype)
     else:
         def grouped(lhs, rhs):
             return jax.lax.ragged_dot(lhs, rhs.astype(lhs.dtype), group_sizes, preferred_element_type=lhs.dtype)
-    gate, up = jnp.split(grouped(rows, w_gate_up), 2, axis=-1)
+    if gather is None:
+        gate_up = grouped(rows, w_gate_up)
+    elif fp8:
+        gate_up = dispatched_ragged_dot(rows, *gather, w_gate_up, group_sizes)
+    else:
+        gate_up = grouped(dispatch(rows, *gather), w_gate_up)
+    gate, up = jnp.split(gate_up, 2, axis=-1)
     return grouped(jax.nn.silu(gate) * up, w_down)
 
 
@@ -77,15 +88,8 @@ def sort_by_expert(expert_ids, experts: int):
     return order, jnp.bincount(expert_ids, length=experts).astype(jnp.int32)
 
 
-# Row permutations and the dispatch gather, with gradients that gather too. Autodiff would transpose a gather of
-# rows into a scatter-add and a scatter into a gather; XLA runs scatters of rows this wide at a small fraction of the
-# memory bandwidth on a GPU (benchmarks/NOTES.md 98: ~10 ms of a 19 ms MoE training step), so neither direction
-# scatters rows here: only the inverse permutation, one int32 per row, is scattered.
-
-def inverse_permutation(perm):
-    """inv with inv[perm[i]] = i, for a permutation perm of [0, n)."""
-    return jnp.zeros_like(perm).at[perm].set(jnp.arange(perm.shape[0], dtype=perm.dtype), unique_indices=True)
-
+# Row permutations and the dispatch gather, with gradients that gather too (see _permutation.py: scattering rows
+# took ~10 ms of a 19 ms MoE training step, benchmarks/NOTES.md 98).
 
 @jax.custom_vjp
 def permute_rows(x, perm):
@@ -116,8 +120,7 @@ def _dispatch_fwd(x, order, top_k):
 
 
 def _dispatch_bwd(top_k, order, g):
-    per_slot = g[inverse_permutation(order)]  # [T * top_k, D] in (token, slot) order
-    return per_slot.reshape(-1, top_k, g.shape[-1]).sum(axis=1, dtype=jnp.float32).astype(g.dtype), None
+    return sum_token_slots(g, order, top_k), None
 
 
 dispatch.defvjp(_dispatch_fwd, _dispatch_bwd)

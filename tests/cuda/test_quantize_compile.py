@@ -28,23 +28,27 @@ print(json.dumps({"kernel": out["kernel"], "cache": out["cache"], "log": out["lo
 """
 
 
-_VARIANTS = [v + (False,) for v in itertools.product([False, True], repeat=3)] + [(False, True, False, True),
-                                                                                 (True, True, False, True)]
+# (in_f32, per_block, block_map, untransposed, row_map): every combination the host accepts (untransposed only with
+# per_block, without either map)
+_VARIANTS = [(f32, blocks, block_map, False, row_map)
+             for f32, blocks, block_map, row_map in itertools.product([False, True], repeat=4)]
+_VARIANTS += [(False, True, False, True, False), (True, True, False, True, False)]
 
 
-@pytest.mark.parametrize("in_f32,per_block,block_map,untransposed", _VARIANTS)
-def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, untransposed, tmp_path):
+@pytest.mark.parametrize("in_f32,per_block,block_map,untransposed,row_map", _VARIANTS)
+def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, untransposed, row_map, tmp_path):
     import json
 
     env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
-    variant = json.dumps([in_f32, per_block, block_map, untransposed])
+    variant = json.dumps([in_f32, per_block, block_map, untransposed, row_map])
     proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, variant], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["cache"] == "compiled"
     assert out["kernel"] == ("jdg_fp8_quantize_t_" + ("f32" if in_f32 else "bf16") +
-                             ("_blocks" if per_block else "_rows") + ("_map" if block_map else "") +
+                             ("_blocks" if per_block else "_rows") + ("_gather" if row_map else "") +
+                             ("_map" if block_map else "") +
                              ("_both" if untransposed else ""))
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out["log"])
     assert spills, out["log"]  # ptxas's statistics are there

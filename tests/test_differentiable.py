@@ -366,15 +366,16 @@ def test_ragged_dot_jit_vmap_grad():
 
 # ---------------------------------------------------------------- dispatched_ragged_dot
 
-@pytest.mark.parametrize("tokens,top_k,sizes", [(300, 3, [100, 0, 500, 300]), (200, 1, [50, 120, 0]), (64, 4, [256])],
-                         ids=["top3", "top1_pairs_past_the_groups", "one_group"])
-def test_dispatched_ragged_dot_equals_ragged_dot_of_the_dispatch(tokens, top_k, sizes):
+@pytest.mark.parametrize("tokens,top_k,sizes,k", [(300, 3, [100, 0, 500, 300], 256), (200, 1, [50, 120, 0], 256),
+                                                   (64, 4, [256], 256), (40, 2, [30, 50], 130)],
+                         ids=["top3", "top1_pairs_past_the_groups", "one_group", "rows_not_whole_words"])
+def test_dispatched_ragged_dot_equals_ragged_dot_of_the_dispatch(tokens, top_k, sizes, k):
     """The row gather folded into the FP8 operands: ragged_dot over x[order // top_k]'s values and gradients, bit
     for bit (each argument's alone too), and the forward against the float64 oracle."""
     from jax_deepgemm.differentiable import dispatched_ragged_dot
     from jax_deepgemm.nn.experts import dispatch
 
-    k, n = 256, 136
+    n = 136
     x = randn(seed_of("disp-x", tokens), (tokens, k), BF16, spread=False)
     w = randn(seed_of("disp-w", tokens), (len(sizes), k, n), F32, spread=False)
     order = jnp.asarray(np.random.default_rng(seed_of("disp-order", tokens)).permutation(tokens * top_k), jnp.int32)

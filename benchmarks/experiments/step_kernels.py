@@ -2,9 +2,10 @@
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
-`moe_copied`: `moe` with its dispatch gathered into a copy before the first expert GEMM, as before NOTES 102.
+`moe_copied`: `moe` with its dispatch gathered into a copy before the first expert GEMM, as before NOTES 102;
+`moe_x`, `moe_x_copied`: the same two with x differentiated too (the demo's backward: both layers' dgrads).
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_copied ...]
+    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_copied|moe_x|moe_x_copied ...]
 """
 
 import collections
@@ -22,7 +23,7 @@ def mlp_step():
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), args
 
 
-def moe_step(expert_parallel=False):
+def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
     tokens, d, f, e, top_k = 4096, 7168, 2048, 16, 4
     keys = jax.random.split(jax.random.key(1), 4)
     x = jax.random.normal(keys[0], (tokens, d), jnp.bfloat16)
@@ -35,10 +36,10 @@ def moe_step(expert_parallel=False):
     def loss(router, w_gate_up, w_down, x):
         y = nn.moe(x, router, w_gate_up, w_down, top_k=top_k, mesh=mesh, axis_name="ep" if mesh else None)
         return jnp.sum(y.astype(jnp.float32) ** 2)
-    return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2))), (router, w_gate_up, w_down, x)
+    return jax.jit(jax.value_and_grad(loss, argnums=argnums)), (router, w_gate_up, w_down, x)
 
 
-def moe_copied_step():
+def moe_copied_step(argnums=(0, 1, 2)):
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts
 
@@ -46,14 +47,15 @@ def moe_copied_step():
         return ragged_dot(experts.dispatch(x, order, top_k), rhs, group_sizes, preferred_element_type=x.dtype)
     folded, experts.dispatched_ragged_dot = experts.dispatched_ragged_dot, copied  # (looked up at trace time)
     try:
-        step, args = moe_step()
+        step, args = moe_step(argnums=argnums)
         return step.lower(*args).compile(), args
     finally:
         experts.dispatched_ragged_dot = folded
 
 
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
-    steps = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True), "moe_copied": moe_copied_step}
+    steps = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True), "moe_copied": moe_copied_step,
+             "moe_x": lambda: moe_step(argnums=(0, 1, 2, 3)), "moe_x_copied": lambda: moe_copied_step((0, 1, 2, 3))}
     for name in sys.argv[1:] or ["mlp", "moe"]:
         step, args = steps[name]()
         for _ in range(3):

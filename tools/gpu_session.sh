@@ -155,7 +155,7 @@ case "$phase" in
       quiet >"$OUT/cast.txt"
     cat "$OUT/cast.txt"
     (cd benchmarks/experiments &&
-       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 150 python step_kernels.py moe moe_copied mlp 2>&1 |
+       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 150 python step_kernels.py moe moe_before mlp 2>&1 |
        quiet >"$OUT/step_kernels.txt")
     grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
     if [ "${JDG_TRAINING_DEMO:-1}" != 0 ]; then

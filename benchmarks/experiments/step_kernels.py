@@ -2,14 +2,15 @@
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
-`moe_copied`: `moe` with its dispatch gathered into a copy before the first expert GEMM, as before NOTES 102;
-`moe_x`, `moe_x_copied`: the same two with x differentiated too (the demo's backward: both layers' dgrads).
+`moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy, row gathers of elements), `moe_elements`
+(only the latter); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's backward).
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_copied|moe_x|moe_x_copied ...]
+    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_x|moe_x_before ...]
 """
 
 import collections
 import sys
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -39,23 +40,34 @@ def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
     return jax.jit(jax.value_and_grad(loss, argnums=argnums)), (router, w_gate_up, w_down, x)
 
 
-def moe_copied_step(argnums=(0, 1, 2)):
+def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False):
+    """The MoE step as before NOTES 102's changes: `copied`, its dispatch gathered into a copy before the first expert
+    GEMM; `elements`, its row gathers moving elements, not 32-bit words. Compiled here, with the patches undone."""
+    from jax_deepgemm import _permutation
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts
 
-    def copied(x, order, top_k, rhs, group_sizes):
+    def copied_gemm(x, order, top_k, rhs, group_sizes):
         return ragged_dot(experts.dispatch(x, order, top_k), rhs, group_sizes, preferred_element_type=x.dtype)
-    folded, experts.dispatched_ragged_dot = experts.dispatched_ragged_dot, copied  # (looked up at trace time)
+    saved = experts.dispatched_ragged_dot, _permutation.WORD_BYTES  # (both looked up at trace time)
+    if copied:
+        experts.dispatched_ragged_dot = copied_gemm
+    if elements:
+        _permutation.WORD_BYTES = 0
     try:
         step, args = moe_step(argnums=argnums)
         return step.lower(*args).compile(), args
     finally:
-        experts.dispatched_ragged_dot = folded
+        experts.dispatched_ragged_dot, _permutation.WORD_BYTES = saved
 
 
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
-    steps = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True), "moe_copied": moe_copied_step,
-             "moe_x": lambda: moe_step(argnums=(0, 1, 2, 3)), "moe_x_copied": lambda: moe_copied_step((0, 1, 2, 3))}
+    steps = {"mlp": mlp_step, "moe": moe_step, "moe_ep": lambda: moe_step(True)}
+    for x in ("", "_x"):  # (_x: x differentiated too)
+        argnums = (0, 1, 2, 3) if x else (0, 1, 2)
+        steps["moe" + x] = partial(moe_step, argnums=argnums)
+        steps[f"moe{x}_elements"] = partial(moe_variant_step, argnums, elements=True)
+        steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True)
     for name in sys.argv[1:] or ["mlp", "moe"]:
         step, args = steps[name]()
         for _ in range(3):

@@ -2,8 +2,8 @@
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
-`moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy, row gathers of elements), `moe_elements`
-(only the latter); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's backward).
+`moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy), `moe_elements` (its FP8 rows gathered as
+bytes, not 32-bit words); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's backward).
 
     python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_x|moe_x_before ...]
 """
@@ -42,7 +42,7 @@ def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
 
 def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False):
     """The MoE step as before NOTES 102's changes: `copied`, its dispatch gathered into a copy before the first expert
-    GEMM; `elements`, its row gathers moving elements, not 32-bit words. Compiled here, with the patches undone."""
+    GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words. Compiled here, with the patches undone."""
     from jax_deepgemm import _permutation
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts

@@ -9,7 +9,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from .._permutation import gather_rows, inverse_permutation, sum_token_slots
+from .._permutation import inverse_permutation, sum_token_slots
 from ..differentiable import dispatched_ragged_dot, ragged_dot
 from ._validate import floating, static_int
 
@@ -94,15 +94,15 @@ def sort_by_expert(expert_ids, experts: int):
 @jax.custom_vjp
 def permute_rows(x, perm):
     """x[perm] for a permutation perm of x's rows."""
-    return gather_rows(x, perm)
+    return x[perm]
 
 
 def _permute_rows_fwd(x, perm):
-    return gather_rows(x, perm), perm
+    return x[perm], perm
 
 
 def _permute_rows_bwd(perm, g):
-    return gather_rows(g, inverse_permutation(perm)), None
+    return g[inverse_permutation(perm)], None
 
 
 permute_rows.defvjp(_permute_rows_fwd, _permute_rows_bwd)
@@ -112,11 +112,11 @@ permute_rows.defvjp(_permute_rows_fwd, _permute_rows_bwd)
 def dispatch(x, order, top_k: int):
     """x [T, D], order a permutation of the T * top_k (token, slot) pairs -> x[order // top_k] [T * top_k, D]: each
     token's row once per slot, in the pairs' order. The gradient sums each token's top_k rows."""
-    return gather_rows(x, order // top_k)
+    return x[order // top_k]
 
 
 def _dispatch_fwd(x, order, top_k):
-    return gather_rows(x, order // top_k), order
+    return x[order // top_k], order
 
 
 def _dispatch_bwd(top_k, order, g):

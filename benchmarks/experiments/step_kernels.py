@@ -3,7 +3,8 @@ profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XL
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
 `moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy), `moe_elements` (its FP8 rows gathered as
-bytes, not 32-bit words); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's backward).
+bytes, not 32-bit words); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's
+backward).
 
     python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_x|moe_x_before ...]
 """

@@ -185,7 +185,8 @@ NB_MODULE(_C, m) {
         return d;
       },
       "arch"_a, "in_f32"_a = false, "per_block"_a = false, "block_map"_a = false, "untransposed"_a = false,
-      "row_map"_a = false, "JIT-compile the transposing quantization kernel (no GPU needed; its shapes are runtime arguments). Returns "
+      "row_map"_a = false,
+      "JIT-compile the transposing quantization kernel (no GPU needed; its shapes are runtime arguments). Returns "
       "kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
 
   m.def(

@@ -249,7 +249,8 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     Quantizing per token commutes with a row gather: the forward quantizes x's T rows and gathers FP8 rows and scales
     (instead of gathering and quantizing T * top_k rows of x), and the weight gradient's token-major operand reads x
     in place through the gather's index (transposed_cast_to_fp8's row_index). x's gradient sums each token's top_k
-    rows (as `nn.experts.dispatch`'s)."""
+    rows (as `nn.experts.dispatch`'s). `order` must be a permutation (as nn.moe's sort makes it): other values are read
+    safely (the gathers clamp, the weight gradient reads zero rows outside x) but mean nothing."""
     fn = "dispatched_ragged_dot"
     x = check.floating(fn, "x", x, ndim=2)
     rhs = check.floating(fn, "rhs", rhs, ndim=3)

@@ -53,3 +53,10 @@ def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, u
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out["log"])
     assert spills, out["log"]  # ptxas's statistics are there
     assert all(s == ("0", "0") for s in spills), out["log"]
+
+
+@pytest.mark.parametrize("block_map,row_map", [(True, False), (False, True)])
+def test_untransposed_with_a_map_is_refused(block_map, row_map):
+    """The host refuses what the kernel's #error would: x's own layout needs x's rows as they are."""
+    with pytest.raises(ValueError, match="untransposed needs per_block, no block map and no row map"):
+        _ext.compile_fp8_quantize("sm_90a", False, True, block_map, True, row_map)

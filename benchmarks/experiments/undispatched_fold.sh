@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# NOTES 102, prepared: the MoE layer's second expert GEMM with the unsort folded into its backward's FP8 operands
-# (undispatched_fold.patch: undispatched_ragged_dot; expert_ffn(gather=...) returns rows in (token, slot) order).
+# NOTES 102 (measured, not taken: +24 us a step): the MoE layer's second expert GEMM with the unsort folded into its
+# backward's FP8 operands (undispatched_fold.patch: undispatched_ragged_dot; expert_ffn(gather=...) returns rows in
+# (token, slot) order).
 # Applies the patch to this copy, builds, runs its tests with the kernels, then the MoE steps with and without it in
 # one process (moe_unsorted: the second GEMM as before). Run from the repository root on the GPU machine.
 set -uo pipefail

@@ -20,6 +20,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.ad_checkpoint import checkpoint_name
 from jax.custom_derivatives import SymbolicZero
 
@@ -256,8 +257,9 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     rhs = check.floating(fn, "rhs", rhs, ndim=3)
     check.same(fn, "K", rhs.shape[1], x.shape[1], f"x is [T, K] with K={x.shape[1]}, rhs is [G, K, N] "
                f"with K={rhs.shape[1]}")
-    if not isinstance(top_k, int) or top_k < 1:
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:  # (static: shapes use it)
         raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
+    top_k = int(top_k)
     order = check.index(fn, "order", order, (x.shape[0] * top_k,))
     group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
     return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])

@@ -109,7 +109,7 @@ def _gather_blocks(x, block_src, block_rows):
     return jnp.where(valid[None, :, None], x[:, rows, :], jnp.zeros((), x.dtype))
 
 
-def _gather_rows(x, row_index):
+def _picked_rows(x, row_index):
     """x [B, R, C] -> x[:, row_index] [B, R', C], zero rows where an index is outside [0, R)."""
     inside = (row_index >= 0) & (row_index < x.shape[1])
     if x.shape[1] == 0:
@@ -119,7 +119,7 @@ def _gather_rows(x, row_index):
 
 def _reference(x, *maps, per_block, untransposed, row_map):
     if row_map:
-        x, maps = _gather_rows(x, maps[0]), maps[1:]
+        x, maps = _picked_rows(x, maps[0]), maps[1:]
     if maps:
         x = _gather_blocks(x, *maps)
     cast = per_block_cast_to_fp8 if per_block else per_token_cast_to_fp8

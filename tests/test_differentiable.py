@@ -404,5 +404,10 @@ def test_dispatched_ragged_dot_bad_input_is_named():
         dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 2, w, sizes)  # [T * top_k] = [16]
     with pytest.raises(ValueError, match=r"dispatched_ragged_dot: top_k must be a positive int, got 0"):
         dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 0, w, sizes)
+    with pytest.raises(ValueError, match=r"dispatched_ragged_dot: top_k must be a positive int, got True"):
+        dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), True, w, sizes)
+    np.testing.assert_array_equal(  # a NumPy integer is a static int too
+        to64(dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), np.int64(1), w, sizes)),
+        to64(dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 1, w, sizes)))
     with pytest.raises(ValueError, match=r"dispatched_ragged_dot: K"):
         dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 1, jnp.ones((2, 64, 16), F32), sizes)

@@ -215,13 +215,15 @@ def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
     return out, (lhs.value if rhs.perturbed else None, rhs_dgrad, group_sizes, group_offset, carriers)
 
 
-def _token_major_operands(lhs, g, group_sizes, lhs_rows=None):
+def _token_major_operands(lhs, g, group_sizes, lhs_rows=None, g_rows=None):
     """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
-    from a 128-row block on, and the padded group sizes. With lhs_rows, the lhs is lhs[lhs_rows], read in place."""
-    block_src, block_rows, padded_sizes = group_block_map(group_sizes, g.shape[0])
+    from a 128-row block on, and the padded group sizes. With lhs_rows (g_rows), the lhs is lhs[lhs_rows] (g is
+    g[g_rows]), read in place."""
+    pairs = (lhs if lhs_rows is None else lhs_rows).shape[0]
+    block_src, block_rows, padded_sizes = group_block_map(group_sizes, pairs)
     block_map = (block_src, block_rows)
     return (transposed_cast_to_fp8(lhs, block_map=block_map, row_index=lhs_rows),
-            transposed_cast_to_fp8(g, block_map=block_map), padded_sizes)
+            transposed_cast_to_fp8(g, block_map=block_map, row_index=g_rows), padded_sizes)
 
 
 def _ragged_dot_bwd(out_dtype, res, g):
@@ -242,6 +244,12 @@ _ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)
 
 # ---------------------------------------------------------------- ragged_dot of dispatched rows
 
+def _static_top_k(fn: str, top_k) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:  # (static: shapes use it)
+        raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
+    return int(top_k)
+
+
 def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     """ragged_dot(x[order // top_k], rhs, group_sizes) in x.dtype: an MoE layer's first expert GEMM over its dispatched
     rows, without the gathered copy. x [T, K], order int32 [T * top_k] (a permutation of the (token, slot) pairs,
@@ -257,30 +265,29 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     rhs = check.floating(fn, "rhs", rhs, ndim=3)
     check.same(fn, "K", rhs.shape[1], x.shape[1], f"x is [T, K] with K={x.shape[1]}, rhs is [G, K, N] "
                f"with K={rhs.shape[1]}")
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:  # (static: shapes use it)
-        raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
-    top_k = int(top_k)
+    top_k = _static_top_k(fn, top_k)
     order = check.index(fn, "order", order, (x.shape[0] * top_k,))
     group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
     return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
 
 
-def _dispatched_fwd_math(x, rows, rhs_q, group_sizes):
+def _gathered_rows_gemm(x, rows, rhs_q, group_sizes, dtype):
+    """The grouped FP8 GEMM of x[rows] in `dtype`: x's rows quantized per token, then FP8 rows and scales gathered."""
     data, scale = per_token_cast_to_fp8(x)
     lhs_q = gather_rows(data, rows), gather_rows(scale, rows)
-    return fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(x.dtype)).astype(x.dtype)
+    return fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(dtype)).astype(dtype)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _dispatched_ragged_dot(top_k, x, order, rhs, group_sizes):
-    return _dispatched_fwd_math(x, order // top_k, _quantize_weight(rhs), group_sizes)
+    return _gathered_rows_gemm(x, order // top_k, _quantize_weight(rhs), group_sizes, x.dtype)
 
 
 def _dispatched_ragged_dot_fwd(top_k, x, order, rhs, group_sizes):
     # (as _ragged_dot_fwd: the dgrad's weight layout for a differentiated x, x for a differentiated rhs)
     order, group_sizes = order.value, group_sizes.value
     rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=x.perturbed)
-    out = _dispatched_fwd_math(x.value, order // top_k, rhs_q, group_sizes)
+    out = _gathered_rows_gemm(x.value, order // top_k, rhs_q, group_sizes, x.value.dtype)
     carriers = jnp.zeros((), x.value.dtype), jnp.zeros((), rhs.value.dtype)
     return out, (x.value if rhs.perturbed else None, order, rhs_dgrad, group_sizes, carriers)
 
@@ -299,3 +306,65 @@ def _dispatched_ragged_dot_bwd(top_k, res, g):
 
 
 _dispatched_ragged_dot.defvjp(_dispatched_ragged_dot_fwd, _dispatched_ragged_dot_bwd, symbolic_zeros=True)
+
+
+# ---------------------------------------------------------------- ragged_dot summed per token
+
+def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
+    """sum_token_slots(ragged_dot(lhs, rhs, group_sizes), order, top_k) in lhs.dtype: an MoE layer's second expert GEMM
+    with each token's top_k output rows summed (the combine, its weights applied to lhs), the transpose of
+    dispatched_ragged_dot's gather. lhs [T * top_k, K] sorted by expert, order int32 [T * top_k] (the permutation of
+    the (token, slot) pairs that sorted them), rhs [G, K, N], group_sizes [G] -> [T, N]: row t sums the product's rows
+    i with order[i] // top_k = t in float32, rounded once.
+
+    The backward pass's output gradient is g[order // top_k] for g [T, N]: its T rows are quantized per token and FP8
+    rows and scales gathered for the dgrad (dispatched_ragged_dot's forward), and the weight gradient's token-major
+    operand reads g in place through the gather's index, instead of quantizing T * top_k gathered rows. `order` must be
+    a permutation (as for dispatched_ragged_dot)."""
+    fn = "combined_ragged_dot"
+    lhs = check.floating(fn, "lhs", lhs, ndim=2)
+    rhs = check.floating(fn, "rhs", rhs, ndim=3)
+    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"lhs is [T * top_k, K] with K={lhs.shape[1]}, rhs is [G, K, N] "
+               f"with K={rhs.shape[1]}")
+    top_k = _static_top_k(fn, top_k)
+    if lhs.shape[0] % top_k:
+        raise ValueError(f"{fn}: lhs [T * top_k, K] has {lhs.shape[0]} rows, not a multiple of top_k = {top_k}")
+    order = check.index(fn, "order", order, (lhs.shape[0],))
+    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    return checkpoint_name(_combined_ragged_dot(top_k, *match_vma(lhs, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
+
+
+def _combined_fwd_math(top_k, lhs, order, rhs_q, group_sizes):
+    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(lhs.dtype))
+    return sum_token_slots(d.astype(lhs.dtype), order, top_k)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _combined_ragged_dot(top_k, lhs, order, rhs, group_sizes):
+    return _combined_fwd_math(top_k, lhs, order, _quantize_weight(rhs), group_sizes)
+
+
+def _combined_ragged_dot_fwd(top_k, lhs, order, rhs, group_sizes):
+    # (as _ragged_dot_fwd: the dgrad's weight layout for a differentiated lhs, lhs for a differentiated rhs)
+    order, group_sizes = order.value, group_sizes.value
+    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=lhs.perturbed)
+    out = _combined_fwd_math(top_k, lhs.value, order, rhs_q, group_sizes)
+    carriers = jnp.zeros((), lhs.value.dtype), jnp.zeros((), rhs.value.dtype)
+    return out, (lhs.value if rhs.perturbed else None, order, rhs_dgrad, group_sizes, carriers)
+
+
+def _combined_ragged_dot_bwd(top_k, res, g):
+    lhs, order, rhs_dgrad, group_sizes, (lhs_dtype_carrier, rhs_dtype_carrier) = res
+    # (no mask for rows past sum(group_sizes), as in _dispatched_ragged_dot_bwd)
+    g = _zeros_if_symbolic(g)
+    rows = order // top_k
+    d_lhs = d_rhs = None
+    if rhs_dgrad is not None:
+        d_lhs = _gathered_rows_gemm(g, rows, rhs_dgrad, group_sizes, lhs_dtype_carrier.dtype)
+    if lhs is not None:
+        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes, g_rows=rows))
+        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+    return d_lhs, None, d_rhs, None
+
+
+_combined_ragged_dot.defvjp(_combined_ragged_dot_fwd, _combined_ragged_dot_bwd, symbolic_zeros=True)

@@ -209,3 +209,23 @@ def test_dispatched_ragged_dot_reads_x_through_the_gather():
     assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
     gathered = next(c for c in calls if "row_map = true" in c)
     assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered
+
+
+def test_combined_ragged_dot_reads_the_gradient_through_the_gather():
+    """The MoE layer's second expert GEMM: its backward quantizes the T rows of the gradient, not T * top_k gathered
+    copies; the weight gradient's token-major operand reads them in place (row_map)."""
+    from jax_deepgemm.differentiable import combined_ragged_dot
+
+    h = jax.random.normal(jax.random.key(0), (300, 256), jnp.bfloat16)
+    w = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
+    order = jax.random.permutation(jax.random.key(2), 300).astype(jnp.int32)
+    sizes = jnp.asarray([100, 0, 150], jnp.int32)
+    loss = lambda h, w: jnp.square(  # noqa: E731
+        combined_ragged_dot(h, order, 3, w, sizes).astype(jnp.float32)).sum()
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), h, w)
+    assert text.count("custom_call @jdg_fp8_gemm") == 3
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    assert len(calls) == 3, text
+    assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
+    gathered = next(c for c in calls if "row_map = true" in c)
+    assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered

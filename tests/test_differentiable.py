@@ -411,3 +411,55 @@ def test_dispatched_ragged_dot_bad_input_is_named():
         to64(dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 1, w, sizes)))
     with pytest.raises(ValueError, match=r"dispatched_ragged_dot: K"):
         dispatched_ragged_dot(x, jnp.arange(8, dtype=jnp.int32), 1, jnp.ones((2, 64, 16), F32), sizes)
+
+
+# ---------------------------------------------------------------- combined_ragged_dot
+
+@pytest.mark.parametrize("tokens,top_k,sizes,k", [(300, 3, [100, 0, 500, 300], 256), (200, 1, [50, 120, 0], 256),
+                                                   (64, 4, [256], 256), (40, 2, [30, 50], 130)],
+                         ids=["top3", "top1_pairs_past_the_groups", "one_group", "rows_not_whole_words"])
+def test_combined_ragged_dot_equals_the_slot_sum_of_ragged_dot(tokens, top_k, sizes, k):
+    """Each token's output rows summed, with the backward's gather folded into the FP8 operands: the slot sum of
+    ragged_dot's values and gradients, bit for bit (each argument's alone too), and the forward against the float64
+    oracle."""
+    from jax_deepgemm.differentiable import combined_ragged_dot
+    from jax_deepgemm.nn.experts import sum_slots
+
+    n = 136
+    h = randn(seed_of("comb-h", tokens), (tokens * top_k, k), BF16, spread=False)
+    w = randn(seed_of("comb-w", tokens), (len(sizes), k, n), F32, spread=False)
+    order = jnp.asarray(np.random.default_rng(seed_of("comb-order", tokens)).permutation(tokens * top_k), jnp.int32)
+    group_sizes = jnp.asarray(sizes, jnp.int32)
+    r = randn(seed_of("comb-r", tokens), (tokens, n), F32, spread=False)
+    folded = lambda h, w: combined_ragged_dot(h, order, top_k, w, group_sizes)  # noqa: E731
+    summed = lambda h, w: sum_slots(dg.ragged_dot(h, w, group_sizes, preferred_element_type=h.dtype),  # noqa: E731
+                                    order, top_k)
+    got, want = jax.jit(folded)(h, w), jax.jit(summed)(h, w)
+    assert got.dtype == BF16 and got.shape == (tokens, n)
+    np.testing.assert_array_equal(to64(got), to64(want))
+    per_pair = np.zeros((tokens * top_k, n))
+    per_pair[np.asarray(order)] = oracle.ragged_dot(to64(h), to64(w), group_sizes)
+    assert dg.calc_diff(got, per_pair.reshape(tokens, top_k, n).sum(axis=1)) < FWD_DIFF
+    for argnums in ((0, 1), 0, 1):
+        grads = [jax.jit(jax.grad(lambda h, w: jnp.sum(fn(h, w).astype(F32) * r), argnums=argnums))(h, w)
+                 for fn in (folded, summed)]
+        for g_folded, g_summed in zip(*(g if isinstance(g, tuple) else (g,) for g in grads)):
+            np.testing.assert_array_equal(to64(g_folded), to64(g_summed))
+
+
+def test_combined_ragged_dot_bad_input_is_named():
+    from jax_deepgemm.differentiable import combined_ragged_dot
+
+    h, w, sizes = jnp.ones((8, 128), BF16), jnp.ones((2, 128, 16), F32), jnp.asarray([4, 4], jnp.int32)
+    order = jnp.arange(8, dtype=jnp.int32)
+    with pytest.raises(ValueError, match=r"combined_ragged_dot: order"):
+        combined_ragged_dot(h, order[:4], 2, w, sizes)
+    with pytest.raises(ValueError, match=r"combined_ragged_dot: lhs \[T \* top_k, K\] has 8 rows, not a multiple "
+                                         r"of top_k = 3"):
+        combined_ragged_dot(h, order, 3, w, sizes)
+    with pytest.raises(ValueError, match=r"combined_ragged_dot: top_k must be a positive int, got -1"):
+        combined_ragged_dot(h, order, -1, w, sizes)
+    with pytest.raises(ValueError, match=r"combined_ragged_dot: K"):
+        combined_ragged_dot(h, order, 2, jnp.ones((2, 64, 16), F32), sizes)
+    with pytest.raises(ValueError, match=r"combined_ragged_dot: group_sizes"):
+        combined_ragged_dot(h, order, 2, w, sizes[:1])

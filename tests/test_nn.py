@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from jax_deepgemm import nn
+from jax_deepgemm.nn import experts
 import nn_common
 from conftest import to64
 from nn_common import assert_close_in_direction, grads, moe_oracle
@@ -110,6 +111,26 @@ def test_route_weights_are_renormalised_top_k():
     np.testing.assert_allclose(np.asarray(weights).sum(-1), 1, rtol=1e-6)
     probs = np.asarray(jax.nn.softmax(x @ router_w, axis=-1))
     np.testing.assert_array_equal(np.sort(np.asarray(ids), -1), np.sort(np.argsort(-probs, -1)[:, :3], -1))
+
+
+def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
+    """combine=weights scales the SwiGLU activations before the down projection: the same sum as weighting the FFN's
+    rows after it, in float32 at full precision (both layouts)."""
+    x, router_w, w_gate_up, w_down = random_moe(13)
+    weights, ids = nn.route(x, router_w, TOP_K)
+    order, sizes = experts.sort_by_expert(ids.reshape(-1), E)
+    with jax.default_matmul_precision("highest"):
+        rows = nn.expert_ffn(x, w_gate_up, w_down, sizes, fp8=False, gather=(order, TOP_K))
+        got = nn.expert_ffn(x, w_gate_up, w_down, sizes, fp8=False, gather=(order, TOP_K), combine=weights)
+        fp8 = nn.expert_ffn(x, w_gate_up, w_down, sizes, gather=(order, TOP_K), combine=weights)
+    per_pair = np.zeros(rows.shape)
+    per_pair[np.asarray(order)] = to64(rows)
+    want = (per_pair.reshape(T, TOP_K, D) * to64(weights)[..., None]).sum(axis=1)
+    assert got.shape == fp8.shape == (T, D)
+    np.testing.assert_allclose(to64(got), want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+    assert_close_in_direction(fp8, want, "FP8 expert_ffn with combine")
+    with pytest.raises(ValueError, match=r"expert_ffn: combine needs gather=\(order, top_k\)"):
+        nn.expert_ffn(x, w_gate_up, w_down, sizes, combine=weights)
 
 
 GOOD = {"x": (T, D), "router_w": (D, E), "w_gate_up": (E, D, 2 * F), "w_down": (E, F, D)}

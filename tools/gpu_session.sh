@@ -8,7 +8,7 @@
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
 #   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
-#                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101, 102;
+#                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101-103;
 #                                                   JDG_TRAINING_DEMO=0: without the demo, ~3 minutes less)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
@@ -155,7 +155,7 @@ case "$phase" in
       quiet >"$OUT/cast.txt"
     cat "$OUT/cast.txt"
     (cd benchmarks/experiments &&
-       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 150 python step_kernels.py moe moe_before mlp 2>&1 |
+       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 180 python step_kernels.py moe moe_weights_after moe_before mlp 2>&1 |
        quiet >"$OUT/step_kernels.txt")
     grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
     if [ "${JDG_TRAINING_DEMO:-1}" != 0 ]; then

@@ -2,11 +2,12 @@
 profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XLA's. Steps: `mlp` (two fp8_dot
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
-`moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy), `moe_elements` (its FP8 rows gathered as
-bytes, not 32-bit words); `moe_x`, `moe_x_before`, `moe_x_elements`: the same with x differentiated too (the demo's
-backward).
+`moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy, the combine weights applied after the
+second GEMM), `moe_elements` (its FP8 rows gathered as bytes, not 32-bit words), `moe_weights_after` (only the combine
+as before NOTES 103: the FFN's rows unsorted, then weighted and summed); `moe_x`, `moe_x_before`, ...: the same with x
+differentiated too (the demo's backward).
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_x|moe_x_before ...]
+    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_weights_after|moe_x ...]
 """
 
 import collections
@@ -41,25 +42,36 @@ def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
     return jax.jit(jax.value_and_grad(loss, argnums=argnums)), (router, w_gate_up, w_down, x)
 
 
-def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False):
-    """The MoE step as before NOTES 102's changes: `copied`, its dispatch gathered into a copy before the first expert
-    GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words. Compiled here, with the patches undone."""
+def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_after=False):
+    """The MoE step as before NOTES 102's and 103's changes: `copied`, its dispatch gathered into a copy before the
+    first expert GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words; `weights_after`, the combine
+    weights applied to the second GEMM's rows put back in (token, slot) order. Compiled here, the patches undone."""
     from jax_deepgemm import _permutation
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts
+    moe_module = sys.modules["jax_deepgemm.nn.moe"]
 
     def copied_gemm(x, order, top_k, rhs, group_sizes):
         return ragged_dot(experts.dispatch(x, order, top_k), rhs, group_sizes, preferred_element_type=x.dtype)
-    saved = experts.dispatched_ragged_dot, _permutation.WORD_BYTES  # (both looked up at trace time)
+
+    def ffn_then_weights(rows, w_gate_up, w_down, group_sizes, *, fp8, gather, combine):
+        out = experts.expert_ffn(rows, w_gate_up, w_down, group_sizes, fp8=fp8, gather=gather)
+        order, top_k = gather
+        per_slot = experts.permute_rows(out, _permutation.inverse_permutation(order))
+        per_slot = per_slot.reshape(rows.shape[0], top_k, out.shape[-1]).astype(jnp.float32)
+        return jnp.sum(per_slot * combine[..., None], axis=1).astype(rows.dtype)
+    saved = (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn)  # (read at trace time)
     if copied:
         experts.dispatched_ragged_dot = copied_gemm
     if elements:
         _permutation.WORD_BYTES = 0
+    if weights_after:
+        moe_module.expert_ffn = ffn_then_weights
     try:
         step, args = moe_step(argnums=argnums)
         return step.lower(*args).compile(), args
     finally:
-        experts.dispatched_ragged_dot, _permutation.WORD_BYTES = saved
+        experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn = saved
 
 
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
@@ -68,7 +80,8 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
         argnums = (0, 1, 2, 3) if x else (0, 1, 2)
         steps["moe" + x] = partial(moe_step, argnums=argnums)
         steps[f"moe{x}_elements"] = partial(moe_variant_step, argnums, elements=True)
-        steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True)
+        steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True, weights_after=True)
+        steps[f"moe{x}_weights_after"] = partial(moe_variant_step, argnums, weights_after=True)
     for name in sys.argv[1:] or ["mlp", "moe"]:
         step, args = steps[name]()
         for _ in range(3):

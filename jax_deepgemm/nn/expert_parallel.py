@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
-from .experts import (check_moe_args, combine, dispatch, expert_ffn, permute_rows, pick_rows, place_rows, route,
-                      sort_by_expert, unsort)
+from .experts import (check_moe_args, dispatch, expert_ffn, permute_rows, pick_rows, place_rows, route,
+                      sort_by_expert, sum_slots)
 
 
 def capacity(tokens: int, top_k: int, experts_per_device: int, devices: int, capacity_factor: float | None) -> int:
@@ -77,18 +77,20 @@ def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name
     rank = jnp.arange(dest.shape[0]) - (jnp.cumsum(per_dest) - per_dest)[dest]
     slot = jnp.where(rank < cap, dest * cap + rank, devices * cap)  # past the buffer: dropped by mode="drop"
     send = place_rows(dispatch(x2, order, top_k), slot, devices * cap)
+    # Each row travels with its combine weight, applied on the expert's device as on one device (`expert_ffn`).
+    send_weights = place_rows(permute_rows(weights.reshape(-1, 1), order), slot, devices * cap)
     # Free slots carry the id `held`, one past this device's experts: they sort last and join no group.
     send_ids = jnp.full((devices * cap,), held, jnp.int32).at[slot].set(sorted_expert % held, mode="drop")
 
     exchange = partial(jax.lax.all_to_all, axis_name=axis_name, split_axis=0, concat_axis=0, tiled=True)
-    rows, row_ids = exchange(send), exchange(send_ids)  # bucket j now holds device j's rows for our experts
+    rows, row_weights, row_ids = exchange(send), exchange(send_weights), exchange(send_ids)
+    # (bucket j now holds device j's rows for our experts)
     row_order, group_sizes = sort_by_expert(row_ids, held)
-    out = unsort(expert_ffn(rows, w_gate_up, w_down, group_sizes, fp8=fp8, gather=(row_order, 1)), row_order)
-    back = exchange(out)  # bucket j: our rows' outputs from device j, in the slots we sent them in
+    out = expert_ffn(rows, w_gate_up, w_down, group_sizes, fp8=fp8, gather=(row_order, 1), combine=row_weights)
+    back = exchange(out)  # bucket j: our rows' weighted outputs from device j, in the slots we sent them in
 
     per_pair = pick_rows(back, slot, devices * cap)  # a dropped pair reads zeros
-    per_slot = unsort(per_pair, order).reshape(tokens, top_k, d)
-    return combine(per_slot, weights, x2.dtype).reshape(*x.shape[:-1], d)
+    return sum_slots(per_pair, order, top_k).reshape(*x.shape[:-1], d)
 
 
 def _placed(x, mesh, axis_name, spec):

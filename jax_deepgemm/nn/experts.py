@@ -1,5 +1,6 @@
 """The pieces of an MoE layer shared by the single-device and the expert-parallel paths: argument checks, top-k
-routing, the SwiGLU expert FFN over rows sorted by expert, and the weighted combine of each token's top-k outputs."""
+routing, and the SwiGLU expert FFN over rows sorted by expert with the weighted combine of each token's top-k
+outputs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .._permutation import inverse_permutation, sum_token_slots
-from ..differentiable import dispatched_ragged_dot, ragged_dot
+from ..differentiable import combined_ragged_dot, dispatched_ragged_dot, ragged_dot
 from ._validate import floating, static_int
 
 
@@ -54,7 +55,7 @@ def route(x, router_w, top_k: int):
     return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)
 
 
-def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather=None):
+def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather=None, combine=None):
     """SwiGLU FFN of each expert over rows sorted by expert: rows [M, D], group_sizes [E] -> [M, D] in rows.dtype.
 
     Expert g owns the next group_sizes[g] rows; rows past sum(group_sizes) come out as zeros. fp8=True uses the
@@ -63,7 +64,13 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
 
     gather=(order, top_k): the FFN of rows[order // top_k] (`dispatch`: `order` a permutation of the T * top_k
     (token, slot) pairs of rows [T, D]), the same values; with fp8 the gather is folded into the first GEMM's FP8
-    operands instead of copying the gathered rows (`dispatched_ragged_dot`)."""
+    operands instead of copying the gathered rows (`dispatched_ragged_dot`).
+
+    combine=weights [T, top_k] (with gather): the MoE combine, [T, D] with row t = sum over its slots j of
+    weights[t, j] * the FFN of (t, j), summed in float32 and rounded once to rows.dtype. The weights scale the SwiGLU
+    activations (computed in float32) before the down projection, the same product, so that the combine is the
+    transpose of the dispatch: with fp8 the down projection's backward quantizes the T rows of the output gradient,
+    not T * top_k weighted copies (`combined_ragged_dot`)."""
     if fp8:
         def grouped(lhs, rhs):
             return ragged_dot(lhs, rhs, group_sizes, preferred_element_type=lhs.dtype)
@@ -71,13 +78,22 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
         def grouped(lhs, rhs):
             return jax.lax.ragged_dot(lhs, rhs.astype(lhs.dtype), group_sizes, preferred_element_type=lhs.dtype)
     if gather is None:
+        if combine is not None:
+            raise ValueError("expert_ffn: combine needs gather=(order, top_k): the weights are given per (token, slot)")
         gate_up = grouped(rows, w_gate_up)
     elif fp8:
         gate_up = dispatched_ragged_dot(rows, *gather, w_gate_up, group_sizes)
     else:
         gate_up = grouped(dispatch(rows, *gather), w_gate_up)
     gate, up = jnp.split(gate_up, 2, axis=-1)
-    return grouped(jax.nn.silu(gate) * up, w_down)
+    if combine is None:
+        return grouped(jax.nn.silu(gate) * up, w_down)
+    order, top_k = gather
+    row_weights = permute_rows(combine.reshape(-1, 1).astype(jnp.float32), order)  # [M, 1], sorted by expert
+    h = (jax.nn.silu(gate.astype(jnp.float32)) * up.astype(jnp.float32) * row_weights).astype(rows.dtype)
+    if fp8:
+        return combined_ragged_dot(h, order, top_k, w_down, group_sizes)
+    return sum_slots(grouped(h, w_down), order, top_k)
 
 
 def sort_by_expert(expert_ids, experts: int):
@@ -111,7 +127,7 @@ permute_rows.defvjp(_permute_rows_fwd, _permute_rows_bwd)
 @partial(jax.custom_vjp, nondiff_argnums=(2,))
 def dispatch(x, order, top_k: int):
     """x [T, D], order a permutation of the T * top_k (token, slot) pairs -> x[order // top_k] [T * top_k, D]: each
-    token's row once per slot, in the pairs' order. The gradient sums each token's top_k rows."""
+    token's row once per slot, in the pairs' order. The gradient sums each token's top_k rows (`sum_slots`)."""
     return x[order // top_k]
 
 
@@ -126,9 +142,22 @@ def _dispatch_bwd(top_k, order, g):
 dispatch.defvjp(_dispatch_fwd, _dispatch_bwd)
 
 
-def unsort(sorted_rows, order):
-    """The inverse of rows[order]: puts sorted_rows[i] back at row order[i]."""
-    return permute_rows(sorted_rows, inverse_permutation(order))
+@partial(jax.custom_vjp, nondiff_argnums=(2,))
+def sum_slots(pair_rows, order, top_k: int):
+    """The transpose of `dispatch`: pair_rows [T * top_k, D] in `order`'s order -> [T, D], each token's top_k rows
+    summed in float32, rounded once. The gradient is the dispatch of the output's gradient."""
+    return sum_token_slots(pair_rows, order, top_k)
+
+
+def _sum_slots_fwd(pair_rows, order, top_k):
+    return sum_token_slots(pair_rows, order, top_k), order
+
+
+def _sum_slots_bwd(top_k, order, g):
+    return g[order // top_k], None
+
+
+sum_slots.defvjp(_sum_slots_fwd, _sum_slots_bwd)
 
 
 # Rows placed into slots and read back from them (the expert-parallel send and receive buffers): `slot` holds
@@ -179,13 +208,6 @@ def _pick_rows_bwd(num_slots, slot, g):
 
 
 pick_rows.defvjp(_pick_rows_fwd, _pick_rows_bwd)
-
-
-def combine(per_slot, weights, dtype):
-    """per_slot [T, top_k, D] (each token's expert outputs), weights [T, top_k] -> [T, D]: the weighted sum in
-    float32, rounded once to dtype."""
-    mixed = jnp.sum(per_slot.astype(jnp.float32) * weights[..., None], axis=1)
-    return mixed.astype(dtype)
 
 
 def init_moe_weights(key, features: int, intermediate: int, num_experts: int, dtype=jnp.float32):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 
 from .expert_parallel import expert_parallel_moe
-from .experts import check_moe_args, combine, expert_ffn, route, sort_by_expert, unsort
+from .experts import check_moe_args, expert_ffn, route, sort_by_expert
 
 
 def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=None, axis_name=None,
@@ -32,10 +32,8 @@ def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=No
         raise ValueError("moe: capacity_factor applies to the expert-parallel layer only (pass mesh and axis_name); "
                          "on one device every token reaches its experts")
     x2, router_w, w_gate_up, w_down, top_k = check_moe_args("moe", x, router_w, w_gate_up, w_down, top_k)
-    tokens, d = x2.shape
     weights, expert_ids = route(x2, router_w, top_k)
     # Dispatch: (token, slot) pairs sorted by expert, so that each expert owns a contiguous run of rows.
     order, group_sizes = sort_by_expert(expert_ids.reshape(-1), router_w.shape[1])
-    out = expert_ffn(x2, w_gate_up, w_down, group_sizes, fp8=fp8, gather=(order, top_k))
-    per_slot = unsort(out, order).reshape(tokens, top_k, d)
-    return combine(per_slot, weights, x2.dtype).reshape(x.shape)
+    y = expert_ffn(x2, w_gate_up, w_down, group_sizes, fp8=fp8, gather=(order, top_k), combine=weights)
+    return y.reshape(x.shape)

@@ -155,8 +155,8 @@ case "$phase" in
       quiet >"$OUT/cast.txt"
     cat "$OUT/cast.txt"
     (cd benchmarks/experiments &&
-       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 180 python step_kernels.py moe moe_weights_after moe_before mlp 2>&1 |
-       quiet >"$OUT/step_kernels.txt")
+       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 180 \
+         python step_kernels.py moe moe_weights_after moe_before mlp 2>&1 | quiet >"$OUT/step_kernels.txt")
     grep -E "^(moe|mlp)|quantize" "$OUT/step_kernels.txt"
     if [ "${JDG_TRAINING_DEMO:-1}" != 0 ]; then
       XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log"

@@ -7,7 +7,10 @@ second GEMM), `moe_elements` (its FP8 rows gathered as bytes, not 32-bit words),
 as before NOTES 103: the FFN's rows unsorted, then weighted and summed); `moe_x`, `moe_x_before`, ...: the same with x
 differentiated too (the demo's backward).
 
-    python benchmarks/experiments/step_kernels.py [mlp|moe|moe_ep|moe_before|moe_elements|moe_weights_after|moe_x ...]
+    python benchmarks/experiments/step_kernels.py [--sequence DIR] [mlp|moe|moe_ep|moe_before|moe_weights_after ...]
+
+--sequence DIR: also lists one step's kernels in launch order (which GEMM is which) and writes each step's optimized
+HLO (the fusions' contents) to DIR/<step>.hlo.txt.
 """
 
 import collections
@@ -82,8 +85,15 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
         steps[f"moe{x}_elements"] = partial(moe_variant_step, argnums, elements=True)
         steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True, weights_after=True)
         steps[f"moe{x}_weights_after"] = partial(moe_variant_step, argnums, weights_after=True)
-    for name in sys.argv[1:] or ["mlp", "moe"]:
+    names, sequence_dir = sys.argv[1:], None
+    if names[:1] == ["--sequence"]:
+        sequence_dir, names = names[1], names[2:]
+    for name in names or ["mlp", "moe"]:
         step, args = steps[name]()
+        if sequence_dir:
+            compiled = step if hasattr(step, "as_text") else step.lower(*args).compile()
+            with open(f"{sequence_dir}/{name}.hlo.txt", "w") as f:
+                f.write(compiled.as_text())
         for _ in range(3):
             jax.block_until_ready(step(*args))
         calls = 5
@@ -98,3 +108,7 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
               f"XLA's {total - ours:.1f}")
         for kernel, us in per_name.most_common(25):
             print(f"  {us:9.1f} us  {kernel[:110]}")
+        if sequence_dir:  # the last step's kernels (one step launches len(events) / calls of them)
+            print(f"{name}: one step's kernels in launch order")
+            for kernel, start, end in events[-(len(events) // calls):]:
+                print(f"  {(end - start) / 1e3:9.1f} us  {kernel[:110]}")

@@ -4,9 +4,11 @@ DG_TUNE_* settings, which must be set before this process starts.
     DG_TUNE_CLUSTER=2 python benchmarks/experiments/grouped_rows.py [masked|contiguous|k_grouped|k_grouped_no_c ...]
     python benchmarks/experiments/grouped_rows.py contiguous=1,1024,2048,2048 ...   # other shapes: G,M,N,K
     python benchmarks/experiments/grouped_rows.py masked=16,32,4096,7168 ...        # G,expected M,N,K
+    python benchmarks/experiments/grouped_rows.py k_grouped_no_c=16,7168,4096,1024 ... # G,M,N,K per group
 
 (k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue; contiguous=...: the
-contiguous and ragged rows of that shape, groups drawn as the table draws them; masked=...: that masked row.)
+contiguous and ragged rows of that shape, groups drawn as the table draws them; masked=..., k_grouped=...,
+k_grouped_no_c=...: that row.)
 Each line ends with the jit loop's wall time per call (jit_us: every kernel of the program, ours and any other).
 """
 
@@ -29,6 +31,9 @@ for kind in kinds:
         rows += bg.m_grouped_rows(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng)
     elif kind.startswith("masked="):
         rows.append(bg.masked_row(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng))
+    elif kind.startswith(("k_grouped=", "k_grouped_no_c=")):
+        name, shape = kind.split("=")
+        rows.append(bg.k_grouped_row(*(int(v) for v in shape.split(",")), 20, rng, with_c=name == "k_grouped"))
 if "masked" in kinds:
     rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
 if "k_grouped" in kinds or "k_grouped_no_c" in kinds:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# k-grouped C added into D in place (NOTES 84; kgrouped_c_in_d.patch; measured in NOTES 85, not taken). The
+# k-grouped C added into D in place (NOTES 84; kgrouped_c_in_d.patch, rebased onto the tree of NOTES 103; measured in
+# NOTES 85, not taken). The
 # k-grouped epilogue takes ~10k cycles per
 # 256 x 128 tile with f32 C (~7.5% of the goal rows' time), ~4.5k without C: the C loads and the register stores of
 # the FP32 tile. The patch: JDG_EXP_C_IN_D=1 aliases the result to C (c_kind 3) and the kernel stages each 64-row

@@ -90,8 +90,12 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
         sequence_dir, names = names[1], names[2:]
     for name in names or ["mlp", "moe"]:
         step, args = steps[name]()
+        compiled = step if hasattr(step, "as_text") else step.lower(*args).compile()
+        memory = compiled.memory_analysis()  # (XLA's buffers of the step: what the backward keeps is temp)
+        if memory is not None:
+            print(f"{name}: XLA's temp buffers {memory.temp_size_in_bytes / 2**20:.0f} MiB, outputs "
+                  f"{memory.output_size_in_bytes / 2**20:.0f} MiB")
         if sequence_dir:
-            compiled = step if hasattr(step, "as_text") else step.lower(*args).compile()
             with open(f"{sequence_dir}/{name}.hlo.txt", "w") as f:
                 f.write(compiled.as_text())
         for _ in range(3):

@@ -10,8 +10,8 @@ Backward, as in DeepSeek-V3 training:
          two groups).
 The transposed operands (W^T, X^T, grad^T; ragged_dot's through a block map of its groups) are quantized by
 `transposed_cast_to_fp8`: one kernel on sm_90, the helpers' exact result. On an H200 it took ragged_dot's MoE training
-step from 8.6 to 6.0 ms of kernels, and folding the MoE dispatch into the operands (dispatched_ragged_dot) to 5.7
-(2026-11-29; benchmarks/NOTES.md 100-102).
+step from 8.6 to 6.0 ms of kernels, folding the MoE dispatch into the operands (dispatched_ragged_dot) to 5.7, and
+its combine (combined_ragged_dot) to 5.5 (2026-11-29; benchmarks/NOTES.md 100-103).
 """
 
 from __future__ import annotations

@@ -116,16 +116,23 @@ def _zeros_if_symbolic(g):
     return jnp.zeros(g.aval.shape, g.aval.dtype) if isinstance(g, SymbolicZero) else g
 
 
+def _forward_operands(lhs, rhs):
+    """For the forward rules below: (the weight rhs quantized for the forward GEMM; its dgrad layout, only for a
+    differentiated lhs; the operands' dtypes as zero-size carriers for the backward; lhs, kept only for a
+    differentiated rhs's weight gradient)."""
+    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=lhs.perturbed)
+    carriers = jnp.zeros((), lhs.value.dtype), jnp.zeros((), rhs.value.dtype)
+    return rhs_q, rhs_dgrad, carriers, (lhs.value if rhs.perturbed else None)
+
+
 @jax.custom_vjp
 def _fp8_dot(x2, w):
     return _dot_fwd_math(x2, _quantize_weight(w))
 
 
 def _fp8_dot_fwd(x2, w):
-    # The dgrad (and its weight layout) only for a differentiated x, X for the wgrad only for a differentiated w.
-    w_q, w_dgrad = _quantize_weight_for_grad(w.value, dgrad=x2.perturbed)
-    carriers = jnp.zeros((), x2.value.dtype), jnp.zeros((), w.value.dtype)
-    return _dot_fwd_math(x2.value, w_q), (x2.value if w.perturbed else None, w_dgrad, carriers)
+    w_q, w_dgrad, carriers, saved_x2 = _forward_operands(x2, w)
+    return _dot_fwd_math(x2.value, w_q), (saved_x2, w_dgrad, carriers)
 
 
 def _fp8_dot_bwd(res, g2):
@@ -207,12 +214,10 @@ def _ragged_dot(out_dtype, lhs, rhs, group_sizes, group_offset):
 
 
 def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
-    # (as _fp8_dot_fwd: the dgrad's weight layout for a differentiated lhs, lhs for a differentiated rhs)
     group_sizes, group_offset = group_sizes.value, group_offset.value
-    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=lhs.perturbed)
+    rhs_q, rhs_dgrad, carriers, saved_lhs = _forward_operands(lhs, rhs)
     out = _ragged_fwd_math(out_dtype, lhs.value, rhs_q, group_sizes, group_offset)
-    carriers = jnp.zeros((), lhs.value.dtype), jnp.zeros((), rhs.value.dtype)
-    return out, (lhs.value if rhs.perturbed else None, rhs_dgrad, group_sizes, group_offset, carriers)
+    return out, (saved_lhs, rhs_dgrad, group_sizes, group_offset, carriers)
 
 
 def _token_major_operands(lhs, g, group_sizes, lhs_rows=None, g_rows=None):
@@ -284,12 +289,10 @@ def _dispatched_ragged_dot(top_k, x, order, rhs, group_sizes):
 
 
 def _dispatched_ragged_dot_fwd(top_k, x, order, rhs, group_sizes):
-    # (as _ragged_dot_fwd: the dgrad's weight layout for a differentiated x, x for a differentiated rhs)
     order, group_sizes = order.value, group_sizes.value
-    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=x.perturbed)
+    rhs_q, rhs_dgrad, carriers, saved_x = _forward_operands(x, rhs)
     out = _gathered_rows_gemm(x.value, order // top_k, rhs_q, group_sizes, x.value.dtype)
-    carriers = jnp.zeros((), x.value.dtype), jnp.zeros((), rhs.value.dtype)
-    return out, (x.value if rhs.perturbed else None, order, rhs_dgrad, group_sizes, carriers)
+    return out, (saved_x, order, rhs_dgrad, group_sizes, carriers)
 
 
 def _dispatched_ragged_dot_bwd(top_k, res, g):
@@ -345,12 +348,10 @@ def _combined_ragged_dot(top_k, lhs, order, rhs, group_sizes):
 
 
 def _combined_ragged_dot_fwd(top_k, lhs, order, rhs, group_sizes):
-    # (as _ragged_dot_fwd: the dgrad's weight layout for a differentiated lhs, lhs for a differentiated rhs)
     order, group_sizes = order.value, group_sizes.value
-    rhs_q, rhs_dgrad = _quantize_weight_for_grad(rhs.value, dgrad=lhs.perturbed)
+    rhs_q, rhs_dgrad, carriers, saved_lhs = _forward_operands(lhs, rhs)
     out = _combined_fwd_math(top_k, lhs.value, order, rhs_q, group_sizes)
-    carriers = jnp.zeros((), lhs.value.dtype), jnp.zeros((), rhs.value.dtype)
-    return out, (lhs.value if rhs.perturbed else None, order, rhs_dgrad, group_sizes, carriers)
+    return out, (saved_lhs, order, rhs_dgrad, group_sizes, carriers)
 
 
 def _combined_ragged_dot_bwd(top_k, res, g):

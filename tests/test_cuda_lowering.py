@@ -191,38 +191,20 @@ def test_strict_mode_makes_the_fallback_an_error(monkeypatch):
         _lower_cuda(dg.fp8_gemm_nt, a, b)
 
 
-def test_dispatched_ragged_dot_reads_x_through_the_gather():
-    """The MoE layer's first expert GEMM: no gathered copy of x for the weight gradient; its token-major operand
-    reads x in place (row_map), and the forward gathers x's FP8 quantization."""
-    from jax_deepgemm.differentiable import dispatched_ragged_dot
+@pytest.mark.parametrize("op", ["dispatched", "combined"])
+def test_the_moe_gemms_read_rows_through_the_gather(op):
+    """The MoE layer's expert GEMMs: no gathered copy for the weight gradient, whose token-major operand reads the
+    rows in place (row_map): the first GEMM's x (its forward gathers x's FP8 quantization), the second's output
+    gradient (its backward quantizes the T rows of the gradient, not T * top_k gathered copies)."""
+    from jax_deepgemm.differentiable import combined_ragged_dot, dispatched_ragged_dot
 
-    x = jax.random.normal(jax.random.key(0), (100, 256), jnp.bfloat16)
+    fn = dispatched_ragged_dot if op == "dispatched" else combined_ragged_dot
+    lhs = jax.random.normal(jax.random.key(0), (100 if op == "dispatched" else 300, 256), jnp.bfloat16)
     w = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
     order = jax.random.permutation(jax.random.key(2), 300).astype(jnp.int32)
     sizes = jnp.asarray([100, 0, 150], jnp.int32)
-    loss = lambda x, w: jnp.square(  # noqa: E731
-        dispatched_ragged_dot(x, order, 3, w, sizes).astype(jnp.float32)).sum()
-    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), x, w)
-    assert text.count("custom_call @jdg_fp8_gemm") == 3
-    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    assert len(calls) == 3, text
-    assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
-    gathered = next(c for c in calls if "row_map = true" in c)
-    assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered
-
-
-def test_combined_ragged_dot_reads_the_gradient_through_the_gather():
-    """The MoE layer's second expert GEMM: its backward quantizes the T rows of the gradient, not T * top_k gathered
-    copies; the weight gradient's token-major operand reads them in place (row_map)."""
-    from jax_deepgemm.differentiable import combined_ragged_dot
-
-    h = jax.random.normal(jax.random.key(0), (300, 256), jnp.bfloat16)
-    w = jax.random.normal(jax.random.key(1), (3, 256, 384), jnp.float32)
-    order = jax.random.permutation(jax.random.key(2), 300).astype(jnp.int32)
-    sizes = jnp.asarray([100, 0, 150], jnp.int32)
-    loss = lambda h, w: jnp.square(  # noqa: E731
-        combined_ragged_dot(h, order, 3, w, sizes).astype(jnp.float32)).sum()
-    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), h, w)
+    loss = lambda lhs, w: jnp.square(fn(lhs, order, 3, w, sizes).astype(jnp.float32)).sum()  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), lhs, w)
     assert text.count("custom_call @jdg_fp8_gemm") == 3
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
     assert len(calls) == 3, text

@@ -131,6 +131,9 @@ def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
     assert_close_in_direction(fp8, want, "FP8 expert_ffn with combine")
     with pytest.raises(ValueError, match=r"expert_ffn: combine needs gather=\(order, top_k\)"):
         nn.expert_ffn(x, w_gate_up, w_down, sizes, combine=weights)
+    with pytest.raises(ValueError, match=r"expert_ffn: combine must be the weights \[T, top_k\] = \[96, 2\] .* got "
+                                         r"shape \(96, 1\)"):
+        nn.expert_ffn(x, w_gate_up, w_down, sizes, gather=(order, TOP_K), combine=weights[:, :1])
 
 
 GOOD = {"x": (T, D), "router_w": (D, E), "w_gate_up": (E, D, 2 * F), "w_down": (E, F, D)}

@@ -89,7 +89,10 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     if combine is None:
         return grouped(jax.nn.silu(gate) * up, w_down)
     order, top_k = gather
-    row_weights = permute_rows(combine.reshape(-1, 1).astype(jnp.float32), order)  # [M, 1], sorted by expert
+    if jnp.shape(combine) != (rows.shape[0], top_k):
+        raise ValueError(f"expert_ffn: combine must be the weights [T, top_k] = [{rows.shape[0]}, {top_k}] of rows "
+                         f"[T, D] and gather's top_k, got shape {jnp.shape(combine)}")
+    row_weights = permute_rows(jnp.reshape(combine, (-1, 1)).astype(jnp.float32), order)  # [M, 1], sorted by expert
     h = (jax.nn.silu(gate.astype(jnp.float32)) * up.astype(jnp.float32) * row_weights).astype(rows.dtype)
     if fp8:
         return combined_ragged_dot(h, order, top_k, w_down, group_sizes)

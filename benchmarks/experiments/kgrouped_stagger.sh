@@ -2,7 +2,7 @@
 # The MoE step's k-grouped weight gradients (16 groups of ~1024 tokens, f32 out without C: NOTES 103) with the CTAs'
 # first tiles staggered (kgrouped_stagger.patch: odd CTAs wait JDG_EXP_STAGGER_NS first), against the kernel as it
 # is, alternating, each variant in its own process and kernel cache. Run from the repository root on the GPU machine.
-# (Ran in session 60 as `04_`, with this line unbroken: no effect, NOTES 103.)
+# (Ran in session 60 as `04_`, before its loop line was wrapped: no effect, NOTES 103.)
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"
 rows=(k_grouped_no_c=16,7168,4096,1024 k_grouped_no_c=16,2048,7168,1024 k_grouped=4,4096,7168,8192)

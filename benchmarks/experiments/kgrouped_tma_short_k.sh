@@ -2,7 +2,7 @@
 # The MoE step's k-grouped weight gradients (16 groups of ~1024 tokens, f32 out without C; NOTES 103), where the
 # epilogue is a larger share of a tile than on the benchmark's rows: the register stores against
 # kgrouped_c_in_d.patch's staged f32 TMA store (DG_TUNE_TMA_STORE=1; NOTES 85 measured it on long K), alternating.
-# One device call, from the repository root.
+# One device call, from the repository root. (Ran in session 60 as `05_`: +2.2% / flat, not taken, NOTES 103.)
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh
 ab_patched benchmarks/experiments/kgrouped_c_in_d.patch

@@ -115,7 +115,7 @@ def test_route_weights_are_renormalised_top_k():
 
 def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
     """combine=weights scales the SwiGLU activations before the down projection: the same sum as weighting the FFN's
-    rows after it, in float32 at full precision (both layouts)."""
+    rows after it, in float32 at full precision; the FP8 path close to it in direction."""
     x, router_w, w_gate_up, w_down = random_moe(13)
     weights, ids = nn.route(x, router_w, TOP_K)
     order, sizes = experts.sort_by_expert(ids.reshape(-1), E)

@@ -249,10 +249,22 @@ _ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)
 
 # ---------------------------------------------------------------- ragged_dot of dispatched rows
 
-def _static_top_k(fn: str, top_k) -> int:
+def _moe_gemm_args(fn: str, lhs, order, top_k, rhs, group_sizes, *, dispatched: bool):
+    """dispatched_ragged_dot's and combined_ragged_dot's operands checked: (lhs, order, top_k as an int, rhs,
+    group_sizes). The lhs is x [T, K] (dispatched) or the pairs' rows [T * top_k, K]; order has T * top_k entries."""
+    name, rows = ("x", "[T, K]") if dispatched else ("lhs", "[T * top_k, K]")
+    lhs = check.floating(fn, name, lhs, ndim=2)
+    rhs = check.floating(fn, "rhs", rhs, ndim=3)
+    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"{name} is {rows} with K={lhs.shape[1]}, rhs is [G, K, N] "
+               f"with K={rhs.shape[1]}")
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:  # (static: shapes use it)
         raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
-    return int(top_k)
+    top_k = int(top_k)
+    if not dispatched and lhs.shape[0] % top_k:
+        raise ValueError(f"{fn}: lhs [T * top_k, K] has {lhs.shape[0]} rows, not a multiple of top_k = {top_k}")
+    order = check.index(fn, "order", order, (lhs.shape[0] * top_k if dispatched else lhs.shape[0],))
+    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    return lhs, order, top_k, rhs, group_sizes
 
 
 def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
@@ -265,14 +277,8 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     in place through the gather's index (transposed_cast_to_fp8's row_index). x's gradient sums each token's top_k
     rows (as `nn.experts.dispatch`'s). `order` must be a permutation (as nn.moe's sort makes it): other values are read
     safely (the gathers clamp, the weight gradient reads zero rows outside x) but mean nothing."""
-    fn = "dispatched_ragged_dot"
-    x = check.floating(fn, "x", x, ndim=2)
-    rhs = check.floating(fn, "rhs", rhs, ndim=3)
-    check.same(fn, "K", rhs.shape[1], x.shape[1], f"x is [T, K] with K={x.shape[1]}, rhs is [G, K, N] "
-               f"with K={rhs.shape[1]}")
-    top_k = _static_top_k(fn, top_k)
-    order = check.index(fn, "order", order, (x.shape[0] * top_k,))
-    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    x, order, top_k, rhs, group_sizes = _moe_gemm_args("dispatched_ragged_dot", x, order, top_k, rhs, group_sizes,
+                                                       dispatched=True)
     return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
 
 
@@ -324,16 +330,8 @@ def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
     rows and scales gathered for the dgrad (dispatched_ragged_dot's forward), and the weight gradient's token-major
     operand reads g in place through the gather's index, instead of quantizing T * top_k gathered rows. `order` must be
     a permutation (as for dispatched_ragged_dot)."""
-    fn = "combined_ragged_dot"
-    lhs = check.floating(fn, "lhs", lhs, ndim=2)
-    rhs = check.floating(fn, "rhs", rhs, ndim=3)
-    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"lhs is [T * top_k, K] with K={lhs.shape[1]}, rhs is [G, K, N] "
-               f"with K={rhs.shape[1]}")
-    top_k = _static_top_k(fn, top_k)
-    if lhs.shape[0] % top_k:
-        raise ValueError(f"{fn}: lhs [T * top_k, K] has {lhs.shape[0]} rows, not a multiple of top_k = {top_k}")
-    order = check.index(fn, "order", order, (lhs.shape[0],))
-    group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
+    lhs, order, top_k, rhs, group_sizes = _moe_gemm_args("combined_ragged_dot", lhs, order, top_k, rhs, group_sizes,
+                                                         dispatched=False)
     return checkpoint_name(_combined_ragged_dot(top_k, *match_vma(lhs, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
 
 

@@ -463,3 +463,26 @@ def test_combined_ragged_dot_bad_input_is_named():
         combined_ragged_dot(h, order, 2, jnp.ones((2, 64, 16), F32), sizes)
     with pytest.raises(ValueError, match=r"combined_ragged_dot: group_sizes"):
         combined_ragged_dot(h, order, 2, w, sizes[:1])
+
+
+@pytest.mark.parametrize("op", ["dispatched", "combined"])
+def test_moe_gemms_read_any_order_safely(op):
+    """`order` is device data: values that are no permutation (negative, past the pairs, repeated, int32's extremes)
+    mean nothing, but the forward and both gradients still run and read only inside their operands (finite results;
+    the kernels' row maps clamp or read zero rows, the gathers clamp)."""
+    from jax_deepgemm.differentiable import combined_ragged_dot, dispatched_ragged_dot
+
+    tokens, top_k, k, n = 40, 2, 256, 136
+    pairs = tokens * top_k
+    bad = np.random.default_rng(seed_of("order-bad", op)).integers(-3 * pairs, 3 * pairs, pairs)
+    bad[:4] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max, 0, 0]
+    order = jnp.asarray(bad, jnp.int32)
+    sizes = jnp.asarray([30, 0, 50], jnp.int32)
+    lhs = randn(seed_of("order-lhs", op), (tokens if op == "dispatched" else pairs, k), BF16, spread=False)
+    w = randn(seed_of("order-w", op), (3, k, n), F32, spread=False)
+    fn = dispatched_ragged_dot if op == "dispatched" else combined_ragged_dot
+    out, grads = jax.jit(jax.value_and_grad(lambda a, b: jnp.sum(fn(a, order, top_k, b, sizes).astype(F32) ** 2),
+                                            argnums=(0, 1)))(lhs, w)
+    assert np.isfinite(float(out))
+    for g, a in zip(grads, (lhs, w)):
+        assert g.shape == a.shape and np.isfinite(to64(g)).all()

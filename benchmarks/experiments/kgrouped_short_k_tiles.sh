@@ -11,7 +11,8 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
 rows=(k_grouped_no_c=16,7168,4096,1024 k_grouped_no_c=16,2048,7168,1024 k_grouped_no_c=4,4096,7168,8192)
-variants=("" "DG_TUNE_BLOCK_M=128" "DG_TUNE_BLOCK_M=128 DG_TUNE_CLUSTER=2" "DG_TUNE_CLUSTER=1")
+variants=("" "DG_TUNE_BLOCK_M=128" "DG_TUNE_BLOCK_M=128 DG_TUNE_CLUSTER=2" "DG_TUNE_BLOCK_M=128 DG_TUNE_ACC_PIPELINE=0"
+          "DG_TUNE_CLUSTER=1")
 for round in 1 2; do
   for v in "${variants[@]}"; do
     env $v DG_PRINT_CONFIGS=1 timeout -k 5 100 python benchmarks/experiments/grouped_rows.py "${rows[@]}" 2>&1 |

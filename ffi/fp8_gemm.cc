@@ -65,8 +65,9 @@ void validate(const Fp8GemmProblem& p) {
   }
   // Grouped: every row, column and tile index the kernel forms must fit in int32.
   if (p.grouping == Grouping::kKGrouped) {
-    if (!p.b_scale_per_row || !p.out_f32 || p.c_kind == 1)
-      fail("the k-grouped GEMM takes per-row B scales, a float32 output and no C or a float32 one");
+    if (!p.b_scale_per_row || p.c_kind == 1 || (!p.out_f32 && p.c_kind != 0))
+      fail("the k-grouped GEMM takes per-row B scales, and a float32 output with no C or a float32 one, or a bf16 "
+           "output without C");
     if (p.k % kFp8BlockK != 0) fail("the k-grouped GEMM needs k % 128 == 0, got " + std::to_string(p.k));
   } else if (p.c_kind != 0) {
     fail(std::string("the ") + grouping_name(p.grouping) + " grouped GEMM takes no C");

@@ -12,6 +12,8 @@ and the K blocks of its group, so each rewrite gives what the op gives element b
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 from jax.interpreters import batching as jax_batching
@@ -215,21 +217,22 @@ def _masked(masked, ragged):
 
 
 def _k_grouped(k_grouped):
-    def rule(size, args, dims):
+    def rule(size, args, dims, *, out_dtype):
         a, a_scale, b, b_scale, group_sizes, *c = args
         da, das, db, dbs, ds, *dc = dims
         lhs, rhs = _any((da, das)), _any((db, dbs))
+        bind = partial(k_grouped.bind, out_dtype=out_dtype)  # (out_dtype is float32 wherever there is a C)
         if ds is None and not (lhs and rhs):
             if not lhs and not rhs:  # only C is batched
-                return _front(c[0], dc[0], size) + k_grouped.bind(a, a_scale, b, b_scale, group_sizes), 0
+                return _front(c[0], dc[0], size) + bind(a, a_scale, b, b_scale, group_sizes), 0
             if lhs:
                 c = [_fold_rows(_front(c[0], dc[0], size))] if c else []
-                d = k_grouped.bind(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale,
-                                   group_sizes, *c)
+                d = bind(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale,
+                         group_sizes, *c)
                 return _unfold_rows(d, size)
             c = [_fold_cols(_front(c[0], dc[0], size))] if c else []
-            d = k_grouped.bind(a, a_scale, _fold_rows(_front(b, db, size)), _fold_rows(_front(b_scale, dbs, size)),
-                               group_sizes, *c)
+            d = bind(a, a_scale, _fold_rows(_front(b, db, size)), _fold_rows(_front(b_scale, dbs, size)),
+                     group_sizes, *c)
             return _unfold_cols(d, size)
         # Elements laid end to end along K ([M, B*K]); each element's segments (cut at its K, negatives as 0) plus
         # one filler group up to the end of its K keep every K block in its own element's group.
@@ -239,7 +242,7 @@ def _k_grouped(k_grouped):
         ends = jax.vmap(segment_ends, in_axes=(0, None))(group_sizes, k)
         sizes = jnp.concatenate([jnp.diff(ends, axis=1, prepend=0), k - ends[:, -1:]], axis=1).reshape(-1)
         operands = [_fold_cols(_front(x, d, size)) for x, d in ((a, da), (a_scale, das), (b, db), (b_scale, dbs))]
-        d = k_grouped.bind(*operands, sizes.astype(jnp.int32))
+        d = bind(*operands, sizes.astype(jnp.int32))
         d = d.reshape((size, g + 1) + d.shape[1:])[:, :g]
         return (_front(c[0], dc[0], size) + d if c else d), 0
 

@@ -50,6 +50,13 @@ def _gemm_dtype(dtype) -> jnp.dtype:
     return jnp.dtype(jnp.float32) if jnp.dtype(dtype) == jnp.float32 else jnp.dtype(jnp.bfloat16)
 
 
+def _wgrad_dtype(dtype) -> jnp.dtype:
+    """What the weight-gradient kernels write: bf16 for bf16 weights (the kernel rounds its float32 sums once, the
+    very value of rounding a float32 result, with half the bytes written and no conversion pass after it), float32
+    for every other dtype (a bf16 detour would round twice)."""
+    return jnp.dtype(jnp.bfloat16) if jnp.dtype(dtype) == jnp.bfloat16 else jnp.dtype(jnp.float32)
+
+
 def _transposed(pair):
     """The 128x128 quantization of W^T from that of W: transpose data and block scales."""
     data, scale = pair
@@ -92,7 +99,8 @@ def _dgrad(g2, w_dgrad, dtype):
 
 def _wgrad(x2, g2, dtype):
     """X^T @ G [K, N] with 1x128 scaling along the token dimension on both operands (the 1D1D recipe)."""
-    return fp8_gemm_nt(transposed_cast_to_fp8(x2), transposed_cast_to_fp8(g2), out_dtype=jnp.float32).astype(dtype)
+    x_t, g_t = transposed_cast_to_fp8(x2), transposed_cast_to_fp8(g2)
+    return fp8_gemm_nt(x_t, g_t, out_dtype=_wgrad_dtype(dtype)).astype(dtype)
 
 
 def _quantize_weight(w):
@@ -220,6 +228,12 @@ def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
     return out, (saved_lhs, rhs_dgrad, group_sizes, group_offset, carriers)
 
 
+def _grouped_wgrad(lhs, g, group_sizes, dtype, lhs_rows=None, g_rows=None):
+    """The experts' weight gradient lhs^T g per group, in dtype (see _wgrad_dtype and _token_major_operands)."""
+    operands = _token_major_operands(lhs, g, group_sizes, lhs_rows=lhs_rows, g_rows=g_rows)
+    return k_grouped_fp8_gemm_nt_contiguous(*operands, out_dtype=_wgrad_dtype(dtype)).astype(dtype)
+
+
 def _token_major_operands(lhs, g, group_sizes, lhs_rows=None, g_rows=None):
     """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
     from a 128-row block on, and the padded group sizes. With lhs_rows (g_rows), the lhs is lhs[lhs_rows] (g is
@@ -239,8 +253,7 @@ def _ragged_dot_bwd(out_dtype, res, g):
     if rhs_dgrad is not None:
         d_lhs = _dgrad_grouped(g, rhs_dgrad, group_sizes, lhs_dtype_carrier.dtype)
     if lhs is not None:
-        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes))
-        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+        d_rhs = _grouped_wgrad(lhs, g, group_sizes, rhs_dtype_carrier.dtype)
     return d_lhs, d_rhs, None, None
 
 
@@ -309,8 +322,7 @@ def _dispatched_ragged_dot_bwd(top_k, res, g):
     if rhs_dgrad is not None:
         d_x = sum_token_slots(_dgrad_grouped(g, rhs_dgrad, group_sizes, x_dtype_carrier.dtype), order, top_k)
     if x is not None:
-        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(x, g, group_sizes, lhs_rows=order // top_k))
-        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+        d_rhs = _grouped_wgrad(x, g, group_sizes, rhs_dtype_carrier.dtype, lhs_rows=order // top_k)
     return d_x, None, d_rhs, None
 
 
@@ -361,8 +373,7 @@ def _combined_ragged_dot_bwd(top_k, res, g):
     if rhs_dgrad is not None:
         d_lhs = _gathered_rows_gemm(g, rows, rhs_dgrad, group_sizes, lhs_dtype_carrier.dtype)
     if lhs is not None:
-        d_rhs = k_grouped_fp8_gemm_nt_contiguous(*_token_major_operands(lhs, g, group_sizes, g_rows=rows))
-        d_rhs = d_rhs.astype(rhs_dtype_carrier.dtype)
+        d_rhs = _grouped_wgrad(lhs, g, group_sizes, rhs_dtype_carrier.dtype, g_rows=rows)
     return d_lhs, None, d_rhs, None
 
 

@@ -98,14 +98,14 @@ def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m
     return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=min(expected_m, a.shape[1]))
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c):
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c, out_dtype):
     """The k-grouped layout (fp8_gemm_abi.h, kFp8GemmKGrouped): A [M, K] and B [N, K] as they are (K is a multiple of
-    128, segments run along it), both 1x128 scales M-/N-major ([kb, M4], [kb, N4]), C and D flat [G * M, N] f32."""
+    128, segments run along it), both 1x128 scales M-/N-major ([kb, M4], [kb, N4]), C (f32) and D flat [G * M, N]."""
     (m, k), n, g = a.shape, b.shape[0], group_sizes.shape[0]
     c_flat = [c[0].reshape(g * m, n)] if c else []
     operands = [a, _scale_rows(a_scale.T), b, _scale_rows(b_scale.T), group_sizes] + c_flat
-    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), jnp.float32))
-    attributes = _common_attributes(a, b, True, jnp.float32)
+    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), out_dtype))
+    attributes = _common_attributes(a, b, True, out_dtype)
     d = call(*operands, m=m, n=n, c_kind=_C_KIND[jnp.dtype(jnp.float32) if c else None], grouping="k_grouped",
              num_groups=g, expected_m=0, **attributes)
     return d.reshape(g, m, n)

@@ -139,8 +139,8 @@ def _masked_shape(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
     return (a.shape[0], a.shape[1], b.shape[1]), out_dtype
 
 
-def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c):
-    return (group_sizes.shape[0], a.shape[0], b.shape[0]), jnp.float32
+def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c, out_dtype):
+    return (group_sizes.shape[0], a.shape[0], b.shape[0]), out_dtype
 
 
 fp8_gemm = _define("dense", "jax_deepgemm_fp8_gemm", _dense_shape, reference.fp8_gemm_nt, kernels.fp8_gemm_nt)

@@ -118,8 +118,9 @@ def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m
     return jnp.where(valid[:, :, None], d, 0.0).astype(out_dtype)
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None):
-    """d[g] = c[g] + the promoted product over K segment g (segments in order; K blocks by their first element)."""
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None, *, out_dtype=jnp.float32):
+    """d[g] = c[g] + the promoted product over K segment g (segments in order; K blocks by their first element),
+    summed in float32 and rounded once to out_dtype."""
     k = a.shape[1]
     g_count = group_sizes.shape[0]
     kb = ceil_div(k, BLOCK)
@@ -135,4 +136,4 @@ def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None
         init = c.astype(jnp.float32)
     init = _varying_like(init, a, a_scale, b, b_scale, group_sizes)
     d, _ = lax.scan(step, init, (block_group, _block_partials_xs(a, a_scale, b, b_scale)))
-    return d
+    return d.astype(out_dtype)

@@ -246,6 +246,9 @@ def test_k_grouped_batched(axes, expect):
     c = jnp.moveaxis(c, 0, c_axis) if c_axis else c
     fn = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c)  # noqa: E731
     check(fn, axes, (a, b, sizes, c), B, expect)
+    if c_axis is None:  # bf16 out (no C) through the same rules
+        bf16 = lambda a, b, s: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, out_dtype=jnp.bfloat16)  # noqa: E731
+        check(bf16, axes[:3], (a, b, sizes), B, expect)
 
 
 # ---------------------------------------------------------------- gradients under vmap

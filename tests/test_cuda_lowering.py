@@ -127,6 +127,24 @@ def test_one_argument_grads_lower_only_what_they_need(op, argnums, gemms, untran
     assert len(calls) == (1 if untransposed else 3)  # the weights; with the wgrad also its two token-major operands
 
 
+@pytest.mark.parametrize("op", ["fp8_dot", "ragged_dot"])
+@pytest.mark.parametrize("w_dtype", [jnp.bfloat16, jnp.float32, jnp.float16])
+def test_weight_gradient_is_written_in_the_weights_dtype(op, w_dtype):
+    """bf16 weights: the wgrad kernel writes bf16 itself (no float32 result and conversion after it); float32 and
+    float16 ones get a float32 result (float16 from bf16 would round twice)."""
+    x = jax.random.normal(jax.random.key(0), (300, 256), jnp.bfloat16)
+    if op == "fp8_dot":
+        w, fn, is_wgrad = jax.random.normal(jax.random.key(1), (256, 384), w_dtype), dg.fp8_dot, "b_scale_per_row = true"
+    else:
+        w = jax.random.normal(jax.random.key(1), (3, 256, 384), w_dtype)
+        fn, is_wgrad = partial(dg.ragged_dot, group_sizes=jnp.asarray([100, 0, 150], jnp.int32)), "k_grouped"
+    loss = lambda x, w: jnp.square(fn(x, w).astype(jnp.float32)).sum()  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=1), x, w)
+    wgrad = [c for c in re.findall(r"stablehlo\.custom_call @jdg_fp8_gemm\((.*)", text) if is_wgrad in c]
+    assert len(wgrad) == 1, text
+    assert f"out_f32 = {'false' if w_dtype == jnp.bfloat16 else 'true'}" in wgrad[0]
+
+
 @pytest.mark.parametrize("cols,dtype,kernel", [(136, jnp.bfloat16, True), (130, jnp.bfloat16, False),
                                                (132, jnp.float32, True), (130, jnp.float32, False),
                                                (136, jnp.float16, False)])

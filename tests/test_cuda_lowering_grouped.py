@@ -141,10 +141,13 @@ def test_grouped_problem_validation():
         _ext.compile_fp8_gemm("sm_90a", 2**20, 128, 128, 132, grouping="masked", num_groups=2**12)
     with pytest.raises(ValueError, match="num_groups must be"):
         _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, grouping="masked", num_groups=0)
-    with pytest.raises(ValueError, match="per-row B scales, a float32 output"):
+    with pytest.raises(ValueError, match="per-row B scales, and a float32 output"):
         _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, out_f32=True, grouping="k_grouped", num_groups=2)
-    with pytest.raises(ValueError, match="per-row B scales, a float32 output"):
+    with pytest.raises(ValueError, match="per-row B scales, and a float32 output"):
         _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, b_scale_per_row=True, out_f32=True, c_kind=1,
+                              grouping="k_grouped", num_groups=2)
+    with pytest.raises(ValueError, match="or a bf16 output without C"):  # C accumulates in float32 only
+        _ext.compile_fp8_gemm("sm_90a", 128, 128, 128, 132, b_scale_per_row=True, out_f32=False, c_kind=2,
                               grouping="k_grouped", num_groups=2)
     with pytest.raises(ValueError, match="k % 128"):
         _ext.compile_fp8_gemm("sm_90a", 128, 128, 144, 132, b_scale_per_row=True, out_f32=True,
@@ -168,6 +171,7 @@ def _have_nvrtc():
     ("masked", 4096, 7168, 2048, 2, {"expected_m": 32, "a_e5m2": True, "out_f32": True}),
     ("k_grouped", 4096, 7168, 32256, 4, {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}),
     ("k_grouped", 100, 130, 384, 3, {"b_scale_per_row": True, "out_f32": True, "b_e5m2": True}),
+    ("k_grouped", 100, 130, 384, 3, {"b_scale_per_row": True, "out_f32": False}),
 ])
 def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatch, tmp_path):
     # (problems no other test compiles: the process's in-memory kernel cache would answer for one compiled before,
@@ -186,23 +190,28 @@ def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatc
     np.testing.assert_equal(r["config"]["num_threads"], 128 + 128 * min(r["config"]["block_m"] // 64, 2))
 
 
-@pytest.mark.parametrize("with_c", [False, True])
-def test_k_grouped_lowers_to_the_ffi_call(with_c):
+@pytest.mark.parametrize("with_c,out_dtype", [(False, jnp.float32), (True, jnp.float32), (False, jnp.bfloat16)])
+def test_k_grouped_lowers_to_the_ffi_call(with_c, out_dtype):
     m, n, k, g = 96, 130, 512, 3
     a = dg.per_token_cast_to_fp8(jax.random.normal(jax.random.key(0), (m, k)))
     b = dg.per_token_cast_to_fp8(jax.random.normal(jax.random.key(1), (n, k)))
     sizes = jnp.asarray([128, 256, 128], jnp.int32)
     c = jnp.ones((g, m, n), jnp.float32) if with_c else None
-    text = _lower_cuda(lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c), a, b, sizes, c)
+    text = _lower_cuda(lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c, out_dtype=out_dtype),
+                       a, b, sizes, c)
     assert "dot_general" not in text
+    assert not re.search(r"stablehlo\.convert .*xf32>\) -> tensor<[0-9x]*xbf16>", text)  # bf16: the kernel rounds
     attrs = _attributes(text)
     assert attrs["grouping"] == '"k_grouped"' and attrs["num_groups"] == f"{g} : i64"
-    assert attrs["b_scale_per_row"] == "true" and attrs["out_f32"] == "true"
+    f32 = out_dtype == jnp.float32
+    assert attrs["b_scale_per_row"] == "true" and attrs["out_f32"] == ("true" if f32 else "false")
     assert attrs["c_kind"] == ("2 : i64" if with_c else "0 : i64")
     kb, n4 = k // 128, -(-n // 4) * 4
+    d_type = "f32" if f32 else "bf16"
     # a [M, K], a_scale [kb, M4], b [N, K], b_scale [kb, N4], group_sizes [G] (, c [G*M, N]) -> d [G*M, N]
     expected = (f"(tensor<{m}x{k}xf8E4M3FN>, tensor<{kb}x{m}xf32>, tensor<{n}x{k}xf8E4M3FN>, tensor<{kb}x{n4}xf32>, "
-                f"tensor<{g}xi32>" + (f", tensor<{g * m}x{n}xf32>" if with_c else "") + f") -> tensor<{g * m}x{n}xf32>")
+                f"tensor<{g}xi32>" + (f", tensor<{g * m}x{n}xf32>" if with_c else "") +
+                f") -> tensor<{g * m}x{n}x{d_type}>")
     assert _operand_types(text).startswith(expected), _operand_types(text)
 
 

@@ -367,6 +367,24 @@ def test_k_grouped(name, with_c):
     assert_matches(out, ref, bound, F32)
 
 
+@pytest.mark.parametrize("name", list(K_GROUPED))
+def test_k_grouped_bf16_out(name):
+    """bf16 out (no C): the kernel rounds its float32 sums once, so each element is the float32 kernel's result
+    rounded to bf16, bit for bit, and within one bf16 rounding of the oracle."""
+    m, n, sizes = K_GROUPED[name]
+    sizes = np.asarray(sizes, np.int32)
+    k = int(sizes.sum())
+    a, b = _k_grouped_operands(m, n, k, name)
+    fn = jax.jit(dg.k_grouped_fp8_gemm_nt_contiguous, static_argnames="out_dtype")
+    assert _uses_kernel(lambda a, b, s: fn(a, b, s, out_dtype=BF16), a, b, sizes, grouping="k_grouped")
+    out = fn(a, b, jnp.asarray(sizes), out_dtype=BF16)
+    out_f32 = fn(a, b, jnp.asarray(sizes))
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint16), np.asarray(out_f32.astype(BF16)).view(np.uint16))
+    a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
+    assert_matches(out, oracle.k_grouped(a64, b64, sizes, None), oracle.k_grouped(a64, b64, sizes, None,
+                                                                                   oracle.gemm_bound), BF16)
+
+
 # (M, N): one wave of small tiles; two rounds of 256 x 128 tiles, which the heuristics run in clusters of 2 (both CTAs
 # of a pair read and clamp the same sizes).
 K_GROUPED_HOSTILE_SHAPES = [(192, 160), (2048, 1024)]
@@ -396,6 +414,13 @@ def test_k_grouped_hostile_sizes(sizes, checked, mn):
     ref, bound = oracle.k_grouped(a64, b64, sizes, c), oracle.k_grouped(a64, b64, sizes, c, oracle.gemm_bound)
     for gi in checked:
         assert_matches(out[gi], ref[gi], bound[gi], F32)
+    # bf16 out (no C): the same groups right, empty ones zeros, every element written
+    out = jax.jit(lambda a, b, s: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, out_dtype=BF16))(a, b,
+                                                                                              jnp.asarray(sizes))
+    assert np.isfinite(np.asarray(out, np.float32)).all()
+    ref, bound = oracle.k_grouped(a64, b64, sizes, None), oracle.k_grouped(a64, b64, sizes, None, oracle.gemm_bound)
+    for gi in checked:
+        assert_matches(out[gi], ref[gi], bound[gi], BF16)
 
 
 # ---------------------------------------------------------------------------------------------------- scan

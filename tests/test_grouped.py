@@ -353,6 +353,24 @@ def test_k_grouped_shapes_ue8m0_jit(m, n):
     check_k_grouped(m, n, 512, [256, 128, 0, 128], F32, ue8m0=True, fn=jax.jit(dg.k_grouped_fp8_gemm_nt_contiguous))
 
 
+@pytest.mark.parametrize("sizes", [[256, 128, 0, 128], [-5, INT32_MAX, 128, 0]])
+def test_k_grouped_bf16_out(sizes):
+    """out_dtype=bf16 (no C): the float32 result rounded once, bit for bit, any sizes; with C it is refused (C
+    accumulates in float32), as is any other dtype."""
+    m, n, k = 130, 24, 512
+    a, b = q_lhs(randn(seed_of("kgb-a"), (m, k))), q_lhs(randn(seed_of("kgb-b"), (n, k)))
+    fn = jax.jit(dg.k_grouped_fp8_gemm_nt_contiguous, static_argnames="out_dtype")
+    sizes = jnp.asarray(sizes, jnp.int32)
+    out = fn(a, b, sizes, out_dtype=BF16)
+    assert out.dtype == BF16 and out.shape == (4, m, n)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint16), np.asarray(fn(a, b, sizes).astype(BF16)).view(
+        np.uint16))
+    with pytest.raises(ValueError, match="out_dtype must be jnp.float32 with c"):
+        dg.k_grouped_fp8_gemm_nt_contiguous(a, b, sizes, c=jnp.zeros((4, m, n)), out_dtype=BF16)
+    with pytest.raises(TypeError, match="out_dtype must be jnp.bfloat16 or jnp.float32, got float16"):
+        dg.k_grouped_fp8_gemm_nt_contiguous(a, b, sizes, out_dtype=jnp.float16)
+
+
 @pytest.mark.parametrize("sizes,checked", [
     ([256, INT32_MAX, 0], [0]),          # reaches past K: cut at K; the groups from there on are concerned
     ([128, 512, 128], [0]),              # past K

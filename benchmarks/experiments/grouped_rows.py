@@ -8,12 +8,13 @@ DG_TUNE_* settings, which must be set before this process starts.
 
 (k_grouped_no_c: the k-grouped rows without C, i.e. without its loads in the epilogue; contiguous=...: the
 contiguous and ragged rows of that shape, groups drawn as the table draws them; masked=..., k_grouped=...,
-k_grouped_no_c=...: that row.)
+k_grouped_no_c=..., k_grouped_bf16=... (without C, bf16 out): that row.)
 Each line ends with the jit loop's wall time per call (jit_us: every kernel of the program, ours and any other).
 """
 
 import sys
 
+import jax.numpy as jnp
 import numpy as np
 
 from jax_deepgemm import bench_grouped as bg
@@ -31,9 +32,10 @@ for kind in kinds:
         rows += bg.m_grouped_rows(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng)
     elif kind.startswith("masked="):
         rows.append(bg.masked_row(*(int(v) for v in kind.split("=")[1].split(",")), 20, rng))
-    elif kind.startswith(("k_grouped=", "k_grouped_no_c=")):
+    elif kind.startswith(("k_grouped=", "k_grouped_no_c=", "k_grouped_bf16=")):
         name, shape = kind.split("=")
-        rows.append(bg.k_grouped_row(*(int(v) for v in shape.split(",")), 20, rng, with_c=name == "k_grouped"))
+        rows.append(bg.k_grouped_row(*(int(v) for v in shape.split(",")), 20, rng, with_c=name == "k_grouped",
+                                     out_dtype=jnp.bfloat16 if name == "k_grouped_bf16" else jnp.float32))
 if "masked" in kinds:
     rows += [bg.masked_row(*shape, 20, rng) for shape in bg.MASKED_SHAPES]
 if "k_grouped" in kinds or "k_grouped_no_c" in kinds:

@@ -5,7 +5,8 @@ weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local
 `moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy, the combine weights applied after the
 second GEMM), `moe_elements` (its FP8 rows gathered as bytes, not 32-bit words), `moe_weights_after` (only the combine
 as before NOTES 103: the FFN's rows unsorted, then weighted and summed); `moe_x`, `moe_x_before`, ...: the same with x
-differentiated too (the demo's backward).
+differentiated too (the demo's backward); `moe_bf16`: the weights stored in bf16 (the demo's), and
+`moe_bf16_wgrad_f32` as before NOTES 104 (their gradients written in float32, then converted).
 
     python benchmarks/experiments/step_kernels.py [--sequence DIR] [mlp|moe|moe_ep|moe_before|moe_weights_after ...]
 
@@ -29,13 +30,13 @@ def mlp_step():
     return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))), args
 
 
-def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
+def moe_step(expert_parallel=False, argnums=(0, 1, 2), weights_dtype=jnp.float32):
     tokens, d, f, e, top_k = 4096, 7168, 2048, 16, 4
     keys = jax.random.split(jax.random.key(1), 4)
     x = jax.random.normal(keys[0], (tokens, d), jnp.bfloat16)
     router = jax.random.normal(keys[1], (d, e), jnp.float32) * d**-0.5
-    w_gate_up = jax.random.normal(keys[2], (e, d, 2 * f), jnp.float32) * d**-0.5
-    w_down = jax.random.normal(keys[3], (e, f, d), jnp.float32) * f**-0.5
+    w_gate_up = (jax.random.normal(keys[2], (e, d, 2 * f), jnp.float32) * d**-0.5).astype(weights_dtype)
+    w_down = (jax.random.normal(keys[3], (e, f, d), jnp.float32) * f**-0.5).astype(weights_dtype)
 
     mesh = jax.make_mesh((len(jax.devices()),), ("ep",)) if expert_parallel else None
 
@@ -45,11 +46,13 @@ def moe_step(expert_parallel=False, argnums=(0, 1, 2)):
     return jax.jit(jax.value_and_grad(loss, argnums=argnums)), (router, w_gate_up, w_down, x)
 
 
-def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_after=False):
-    """The MoE step as before NOTES 102's and 103's changes: `copied`, its dispatch gathered into a copy before the
-    first expert GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words; `weights_after`, the combine
-    weights applied to the second GEMM's rows put back in (token, slot) order. Compiled here, the patches undone."""
-    from jax_deepgemm import _permutation
+def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_after=False, wgrad_f32=False,
+                     weights_dtype=jnp.float32):
+    """The MoE step as before NOTES 102's, 103's and 104's changes: `copied`, its dispatch gathered into a copy before
+    the first expert GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words; `weights_after`, the combine
+    weights applied to the second GEMM's rows put back in (token, slot) order; `wgrad_f32`, the weight gradients
+    written in float32 and converted to the weights' dtype after the kernel. Compiled here, the patches undone."""
+    from jax_deepgemm import _permutation, differentiable
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts
     moe_module = sys.modules["jax_deepgemm.nn.moe"]
@@ -63,7 +66,10 @@ def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_af
         per_slot = experts.permute_rows(out, _permutation.inverse_permutation(order))
         per_slot = per_slot.reshape(rows.shape[0], top_k, out.shape[-1]).astype(jnp.float32)
         return jnp.sum(per_slot * combine[..., None], axis=1).astype(rows.dtype)
-    saved = (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn)  # (read at trace time)
+    saved = (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn,
+             differentiable._wgrad_dtype)  # (read at trace time)
+    if wgrad_f32:
+        differentiable._wgrad_dtype = lambda dtype: jnp.dtype(jnp.float32)
     if copied:
         experts.dispatched_ragged_dot = copied_gemm
     if elements:
@@ -71,10 +77,11 @@ def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_af
     if weights_after:
         moe_module.expert_ffn = ffn_then_weights
     try:
-        step, args = moe_step(argnums=argnums)
+        step, args = moe_step(argnums=argnums, weights_dtype=weights_dtype)
         return step.lower(*args).compile(), args
     finally:
-        experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn = saved
+        (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn,
+         differentiable._wgrad_dtype) = saved
 
 
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
@@ -85,6 +92,8 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
         steps[f"moe{x}_elements"] = partial(moe_variant_step, argnums, elements=True)
         steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True, weights_after=True)
         steps[f"moe{x}_weights_after"] = partial(moe_variant_step, argnums, weights_after=True)
+        steps[f"moe{x}_bf16"] = partial(moe_step, argnums=argnums, weights_dtype=jnp.bfloat16)
+        steps[f"moe{x}_bf16_wgrad_f32"] = partial(moe_variant_step, argnums, wgrad_f32=True, weights_dtype=jnp.bfloat16)
     names, sequence_dir = sys.argv[1:], None
     if names[:1] == ["--sequence"]:
         sequence_dir, names = names[1], names[2:]

@@ -109,9 +109,10 @@
 //                       are computed, the others are not written.
 //   B scales of group g: 128x128 [G, nb, kb] (row-major) or per row [G, kb, N4].
 //   kFp8GemmKGrouped    the weight-gradient GEMM: A [M, K], a_scale [kb, M4], B [N, K] (one, G = 1 in the B and
-//                       SB tensor maps), per-row b_scale [kb, N4] (JDG_B_SCALE_PER_ROW 1), D [G * M, N] float32 (JDG_OUT_F32 1),
-//                       C none or float32 [G * M, N] (JDG_C_KIND 0 or 2); groups = group_sizes int32 [G]: K is cut
-//                       into G consecutive segments, group g owns the next max(groups[g], 0) columns, cut at K, and
+//                       SB tensor maps), per-row b_scale [kb, N4] (JDG_B_SCALE_PER_ROW 1), D [G * M, N] float32
+//                       (JDG_OUT_F32 1) with C none or float32 [G * M, N] (JDG_C_KIND 0 or 2), or D bf16 without C
+//                       (the FP32 sums rounded once, for weights stored in bf16); groups = group_sizes int32 [G]: K is
+//                       cut into G consecutive segments, group g owns the next max(groups[g], 0) columns, cut at K, and
 //                       D[g] = C[g] + A_g B_g^T over its segment. Segments are meant to be multiples of 128: the
 //                       kernel works on the 128-wide K blocks a segment touches (an unaligned one shares a block
 //                       with its neighbour: unspecified values, never an out-of-bounds access). An empty segment
@@ -193,7 +194,7 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }
 
-// The TMA-store epilogue: bf16 out without C (every mode but k-grouped, whose D is FP32 with C), N % 8 == 0 (16-byte
+// The TMA-store epilogue: bf16 out without C (every mode but k-grouped: register stores), N % 8 == 0 (16-byte
 // row strides of D); every tile width (multiples of 16) splits into column atoms (fp8_gemm_d_atom_cols). Dense and
 // contiguous tiles own all their rows (a TMA store clips the M tail; a contiguous segment's tile ends at a 128-row
 // block, so each warpgroup's rows are all its own or none); in ragged and masked tiles each consumer warpgroup takes

@@ -229,7 +229,8 @@ static_assert(kCPrefetch == 0 || fp8_gemm_c_prefetch_supported(kCKind, kTmaStore
               "JDG_C_PREFETCH needs a C read by the register epilogue, rows of 16-byte strides");
 static_assert(kMode >= kFp8GemmDense && kMode <= kFp8GemmKGrouped, "JDG_GROUPED_MODE must be 0, 1, 2, 3 or 4");
 static_assert(kMode == kFp8GemmDense || kKGrouped || kCKind == 0, "M-grouped GEMMs take no C");
-static_assert(!kKGrouped || (kBScalePerRow && kOutF32 && kCKind != 1), "k-grouped is 1x128 x 1x128 with f32 out/C");
+static_assert(!kKGrouped || (kBScalePerRow && kCKind != 1 && (kOutF32 || kCKind == 0)),
+              "k-grouped is 1x128 x 1x128 with f32 out and C, or bf16 out without C");
 static_assert(kMaxBScaleBlocks >= 1 && kMaxBScaleBlocks <= 3, "");
 static_assert(kProducerRegs * 128 + kMathRegs * kNumMathThreads <= 65536, "register split exceeds the register file");
 

@@ -126,7 +126,7 @@ def wrapper_source(cfg: dict) -> str:
 
 
 GROUPED_MODES = {1: "contiguous", 2: "ragged", 3: "masked"}  # JDG_GROUPED_MODE (fp8_gemm_abi.h); 0 is dense
-MODE_NAMES = {**GROUPED_MODES, 4: "k_grouped"}  # k-grouped takes per-row B scales and f32 out only
+MODE_NAMES = {**GROUPED_MODES, 4: "k_grouped"}  # k-grouped takes per-row B scales, f32 out or bf16 without C
 
 
 def cfg_name(cfg):
@@ -277,10 +277,12 @@ def sweep(quick: bool):
                     cfg(64, 112, 3, 130, 208, 0, 1, 1, (0, 1), mode=mode),
                     cfg(128, 192, max_stages(128, 192), 7168, 2048, mode=mode),
                     cfg(128, 176, 3, 7168, 2048, 0, 0, 1, mode=mode)]
-    # k-grouped: per-row B scales and f32 out only, with or without an f32 C
+    # k-grouped: per-row B scales; f32 out with or without an f32 C, bf16 out without C
     grouped += [cfg(128, 176, max_stages(128, 176, 1), 7168, 32768, 2, 1, 1, mode=4),
                 cfg(256, 128, max_stages(256, 128, 1), 7168, 32768, 2, 1, 1, mode=4, cluster=2),
-                cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4)]
+                cfg(64, 48, 2, 130, 384, 0, 1, 1, (1, 1), mode=4),
+                cfg(256, 128, max_stages(256, 128, 1), 7168, 16384, 0, 0, 1, mode=4, cluster=2),
+                cfg(128, 128, max_stages(128, 128, 1), 130, 384, 0, 0, 1, mode=4, acc_pipe=1)]
 
     if quick:
         for bm, bn in [(64, 16), (64, 112), (128, 128), (128, 160), (64, 48), (128, 256), (256, 128), (256, 112)]:
@@ -312,6 +314,7 @@ def sweep(quick: bool):
                     tma_store=1)
             jobs.append(({**c, **extra}, True))
         jobs.append((cfg(128, 128, 3, 7168, 2048, 2, 1, 1, mode=4, tma_store=1), "the TMA-store epilogue takes"))
+        jobs.append((cfg(256, 128, 3, 7168, 2048, 2, 0, 1, mode=4), "bf16 out without C"))
         # the accumulator pipeline: every mode, both scale kinds, a cluster, a straddling width, tails
         for bm, bn, row, mode, tma, cl, n, k in [(128, 128, 0, 0, 1, 1, 7168, 16384), (64, 128, 0, 0, 1, 1, 2112, 7168),
                                                  (128, 112, 0, 0, 0, 2, 7168, 2048), (128, 128, 1, 0, 1, 1, 7168, 4096),

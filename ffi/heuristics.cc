@@ -443,7 +443,7 @@ struct Problem {
 // ones' tile counts are guesses.
 bool tma_store_pays(const Problem& p, int block_n, int split_k, std::int64_t waves, bool costs_a_stage) {
   const auto forced = env::tune_tma_store();
-  if (!fp8_gemm_tma_store_supported(p.mode, p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
+  if (!fp8_gemm_tma_store_supported(p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
   if (forced == true || waves >= 2 || p.mode != kFp8GemmDense) return true;
   if (costs_a_stage) return false;
   return fp8_gemm_d_atom_cols(block_n) == 64 || split_k == 1;

@@ -220,8 +220,8 @@ def test_multicast_b_with_c_and_f32_out(multicast_b, capfd):
 
 
 # ---------------------------------------------------------------------------------------- TMA-store epilogue
-# Only bf16 output without C, not k-grouped, N % 8 == 0 (fp8_gemm_tma_store_supported); ragged and masked tiles take
-# it only when all their rows are theirs, the others keep the register epilogue.
+# Only bf16 output without C, N % 8 == 0 (fp8_gemm_tma_store_supported); ragged, masked and k-grouped tiles take it
+# only when all their rows are theirs, the others keep the register epilogue.
 
 @pytest.fixture(params=[(128, 192, 1), (256, 128, 1), (256, 64, 1), (128, 160, 1), (128, 48, 1), (256, 128, 0)],
                 ids=lambda c: f"bm{c[0]}-bn{c[1]}-tma{c[2]}")
@@ -297,6 +297,13 @@ def test_tma_store_masked_leaves_rows_past_the_mask(tma_store, capfd):
     a64, b64 = grouped._deq(a, b)
     assert_matches(out, oracle.masked(a64, b64), oracle.masked(a64, b64, fn=oracle.gemm_bound), BF16, rows=valid)
     assert np.all(np.isnan(np.asarray(out.astype(F32))[~np.asarray(valid)])), "rows past the mask were written"
+
+
+@pytest.mark.parametrize("name", ["four_groups", "many_groups", "one_group"])
+def test_tma_store_k_grouped(tma_store_per_row, capfd, name):
+    """bf16 out: a group's last M tile (96 rows of 128 / 256) keeps the register stores where its rows end."""
+    grouped.test_k_grouped_bf16_out(name)
+    _check_tma_store(capfd, "k_grouped", tma_store_per_row)
 
 
 def _dense_scan(steps, m, n, k, seed):

@@ -194,14 +194,14 @@ constexpr int fp8_gemm_sb_stage_bytes(int block_n, bool b_scale_per_row) {
   return b_scale_per_row ? fp8_gemm_align(block_n * 4, 128) : 0;
 }
 
-// The TMA-store epilogue: bf16 out without C (every mode but k-grouped: register stores), N % 8 == 0 (16-byte
-// row strides of D); every tile width (multiples of 16) splits into column atoms (fp8_gemm_d_atom_cols). Dense and
-// contiguous tiles own all their rows (a TMA store clips the M tail; a contiguous segment's tile ends at a 128-row
-// block, so each warpgroup's rows are all its own or none); in ragged and masked tiles each consumer warpgroup takes
-// it only when all of its rows are the tile's: a partial tile's rows past its group belong to the next group (ragged)
-// or must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
-constexpr bool fp8_gemm_tma_store_supported(int mode, long long n, int block_n, bool out_f32, int c_kind) {
-  return mode != kFp8GemmKGrouped && !out_f32 && c_kind == 0 && block_n % 16 == 0 && n % 8 == 0;
+// The TMA-store epilogue: bf16 out without C, N % 8 == 0 (16-byte row strides of D); every tile width (multiples of
+// 16) splits into column atoms (fp8_gemm_d_atom_cols). Dense and contiguous tiles own all their rows (a TMA store
+// clips the M tail; a contiguous segment's tile ends at a 128-row block, so each warpgroup's rows are all its own or
+// none); in ragged, masked and k-grouped tiles each consumer warpgroup takes it only when all of its rows are the
+// tile's: a partial tile's rows past its group belong to the next group (ragged; k-grouped: the next group's D) or
+// must stay untouched (masked), so the warpgroup they fall in keeps the register epilogue.
+constexpr bool fp8_gemm_tma_store_supported(long long n, int block_n, bool out_f32, int c_kind) {
+  return !out_f32 && c_kind == 0 && block_n % 16 == 0 && n % 8 == 0;
 }
 
 // The TMA store's column atom: the widest of 64 / 32 / 16 bf16 columns (a row of 128 / 64 / 32 bytes, stored with the

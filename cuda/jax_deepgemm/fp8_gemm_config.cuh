@@ -209,8 +209,8 @@ static_assert(kKPerRound == 1 || fp8_gemm_paired_stages_supported(kAccPipeline, 
               "paired stages take the accumulator pipeline and at least 4 stages");
 static_assert(!kAccPipeline || fp8_gemm_acc_pipeline_supported(kBlockM, kBlockN),
               "the accumulator pipeline takes one 64-row wave per warpgroup (BLOCK_M <= 128) and BLOCK_N <= 128");
-static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kMode, kN, kBlockN, kOutF32, kCKind),
-              "the TMA-store epilogue takes bf16 out without C, not k-grouped, BLOCK_N % 64 == 0, N % 8 == 0");
+static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kN, kBlockN, kOutF32, kCKind),
+              "the TMA-store epilogue takes bf16 out without C, BLOCK_N % 16 == 0, N % 8 == 0");
 static_assert(kWaves * 64 == fp8_gemm_d_box_rows(kBlockM), "a consumer warpgroup's rows are one D box");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
 static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),

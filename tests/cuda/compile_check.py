@@ -315,6 +315,9 @@ def sweep(quick: bool):
             jobs.append(({**c, **extra}, True))
         jobs.append((cfg(128, 128, 3, 7168, 2048, 2, 1, 1, mode=4, tma_store=1), "the TMA-store epilogue takes"))
         jobs.append((cfg(256, 128, 3, 7168, 2048, 2, 0, 1, mode=4), "bf16 out without C"))
+        for bm, bn, cl in [(256, 128, 2), (128, 176, 1)]:  # k-grouped bf16 out through the TMA store
+            jobs.append((cfg(bm, bn, max_stages(bm, bn, 1, 1), 7168, 2048, 0, 0, 1, mode=4, cluster=cl, tma_store=1),
+                         True))
         # the accumulator pipeline: every mode, both scale kinds, a cluster, a straddling width, tails
         for bm, bn, row, mode, tma, cl, n, k in [(128, 128, 0, 0, 1, 1, 7168, 16384), (64, 128, 0, 0, 1, 1, 2112, 7168),
                                                  (128, 112, 0, 0, 0, 2, 7168, 2048), (128, 128, 1, 0, 1, 1, 7168, 4096),

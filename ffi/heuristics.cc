@@ -440,10 +440,15 @@ struct Problem {
 // it is taken only where it costs no stage, and for widths that are not multiples of 64 (32- / 16-column atoms) not
 // for split-K tiles either (0 to +2.6% slower with it). Grouped GEMMs of one tile per CTA measured the other way
 // (NOTES 61: contiguous +1.4% to +6.3% without the store on five of six rows; ragged -2.0% to +3.2%), and masked
-// ones' tile counts are guesses.
+// ones' tile counts are guesses. K-grouped tiles (bf16 out) take it over short K only: at 256 x 128 it costs the
+// 4th stage, which outweighs the epilogue it hides at long K. Measured on an H200 (benchmarks/NOTES.md 104, same
+// draws, two rounds): 8 K blocks per tile (16 groups of 1024 tokens) -6.0% / -8.2%, 64 (4 groups of 8192) +1.7% /
+// +2.6%; about level near 27 K blocks by that per-tile and per-K-block account, so on up to 16.
+constexpr std::int64_t kKGroupedTmaStoreMaxKBlocks = 16;
 bool tma_store_pays(const Problem& p, int block_n, int split_k, std::int64_t waves, bool costs_a_stage) {
   const auto forced = env::tune_tma_store();
   if (!fp8_gemm_tma_store_supported(p.n, block_n, p.out_f32, p.c_kind) || forced == false) return false;
+  if (p.mode == kFp8GemmKGrouped && forced != true) return ceil_div(p.k, kFp8BlockK) <= kKGroupedTmaStoreMaxKBlocks;
   if (forced == true || waves >= 2 || p.mode != kFp8GemmDense) return true;
   if (costs_a_stage) return false;
   return fp8_gemm_d_atom_cols(block_n) == 64 || split_k == 1;

@@ -758,6 +758,22 @@ def test_real_kernel_compiles_with_split_k(variant, split_k, monkeypatch):
     assert r["cubin_size"] > 0
 
 
+def test_k_grouped_tma_store_over_short_k_only(monkeypatch):
+    """k-grouped bf16 outputs take the TMA store (and its stage) where a tile streams at most 16 K blocks (the MoE
+    step's ~1024 tokens per expert), not over long K, never f32 ones; DG_TUNE_TMA_STORE=0 / 1 decides anywhere."""
+    bf16 = {"b_scale_per_row": True, "out_f32": False}
+    short, long = (7168, 4096, 16 * 1024, 16), (4096, 7168, 4 * 8192, 4)
+    assert _grouped("k_grouped", *short, **bf16)["tma_store"] and _grouped("k_grouped", *short, **bf16)["stages"] == 3
+    assert _grouped("k_grouped", 7168, 4096, 16 * 2048, 16, **bf16)["tma_store"]  # 16 K blocks
+    assert not _grouped("k_grouped", 7168, 4096, 16 * 2176, 16, **bf16)["tma_store"]  # 17
+    assert not _grouped("k_grouped", *long, **bf16)["tma_store"] and _grouped("k_grouped", *long, **bf16)["stages"] == 4
+    assert not _grouped("k_grouped", *short, b_scale_per_row=True, out_f32=True)["tma_store"]
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", "1")
+    assert _grouped("k_grouped", *long, **bf16)["tma_store"]
+    monkeypatch.setenv("DG_TUNE_TMA_STORE", "0")
+    assert not _grouped("k_grouped", *short, **bf16)["tma_store"]
+
+
 def test_tune_c_prefetch(monkeypatch):
     """Step 13: k-grouped GEMMs with C pull each tile's C block into L2 at its last K block (1 from the end); dense
     GEMMs with C do not unless DG_TUNE_C_PREFETCH=D asks; never without C or where C's rows are not 16-byte strides

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Prepared in session 60, not run (no device time left): the MoE step's k-grouped weight gradients (16 groups of
-# ~1024 tokens, f32 out without C; NOTES 103: 750-810 TFLOPS in 256 x 128 tiles in clusters of 2, ~20% of a tile in
-# its epilogue) in the tiles the heuristics would otherwise pass over: 128 x 128 with the accumulator pipeline (its
-# promotion overlaps the next K block's wgmmas; half the f32 bytes per epilogue), alone and in clusters of 2, and the
-# 256 x 128 tiles alone. Two rounds, alternating; the benchmark's 4-group row as the control. From the repo root:
+# The MoE step's k-grouped weight gradients (16 groups of ~1024 tokens, f32 out without C; NOTES 103: 750-810 TFLOPS
+# in 256 x 128 tiles in clusters of 2, ~20% of a tile in its epilogue) in the tiles the heuristics would otherwise
+# pass over: 128 x 128 with the accumulator pipeline (its promotion overlaps the next K block's wgmmas; half the f32
+# bytes per epilogue), alone and in clusters of 2, 128 x 128 without the pipeline, and the 256 x 128 tiles alone. Two
+# rounds, alternating; the benchmark's 4-group row as the control. Measured in NOTES 104 (the default stays). From the
+# repo root:
 #   bash benchmarks/experiments/kgrouped_short_k_tiles.sh
 set -uo pipefail
 OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"

@@ -1,0 +1,15 @@
+export OUT PYTHONUNBUFFERED=1 DG_JIT_CACHE_DIR=/tmp/jdg-cache XLA_PYTHON_CLIENT_PREALLOCATE=false
+cp "$0" $OUT/run.sh 2>/dev/null
+{ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } > $OUT/machine.txt
+python -m pip install --no-build-isolation -e . > $OUT/build.log 2>&1 || { tail -20 $OUT/build.log; exit 1; }
+python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+(cd benchmarks/experiments && XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 170 python step_kernels.py moe_bf16 moe_bf16_wgrad_f32 moe > $OUT/step_kernels.txt 2>&1)
+grep -E "^(moe|mlp)" $OUT/step_kernels.txt
+XLA_PYTHON_CLIENT_PREALLOCATE=true timeout -k 5 120 python -m jax_deepgemm demo > $OUT/demo.log 2>&1; tail -10 $OUT/demo.log
+timeout -k 5 200 python -I -m pytest tests/test_gpu_configs.py -k "tma_store_k_grouped or test_k_grouped" -q -rs -p no:cacheprovider > $OUT/tests_configs.log 2>&1 &
+timeout -k 5 200 python -I -m pytest tests/test_gpu_grouped.py -k k_grouped -q -rs -p no:cacheprovider > $OUT/tests_grouped.log 2>&1 &
+JDG_SANITIZE_FILES=tests/test_gpu_grouped.py JDG_SANITIZE_K="k_grouped_hostile or k_grouped_bf16_out" JDG_SANITIZE_LIMIT=200 \
+  bash tools/gpu_session.sh sanitize memcheck > $OUT/memcheck_summary.txt 2>&1 &
+wait; for f in $OUT/tests_*.log; do echo "$f: $(tail -1 $f)"; grep -E "^FAILED|^ERROR" $f | head -5; done
+grep -E "ERROR SUMMARY|sanitizer run|passed|failed" $OUT/memcheck.log | tail -6
+date -u >> $OUT/machine.txt

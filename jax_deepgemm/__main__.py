@@ -98,9 +98,9 @@ def _warmup(args) -> int:
             for values in getattr(args, flag):
                 g, m, n, k = values[:4]
                 label = f"{grouping} {form}={','.join(map(str, values))}"
-                if grouping == "k_grouped":  # the weight-gradient GEMM: with and without C
-                    for c_kind in (0, 2):
-                        compile_one(label, m, n, k, True, c_kind, True, grouping, g)
+                if grouping == "k_grouped":  # the weight-gradient GEMM: f32 with and without C, bf16 (bf16 weights)
+                    for out_f32, c_kind in ((True, 0), (True, 2), (False, 0)):
+                        compile_one(label, m, n, k, out_f32, c_kind, True, grouping, g)
                 else:
                     compile_one(label, m, n, k, grouping=grouping, g=g,
                                 expected_m=values[4] if len(values) > 4 else 0)

@@ -104,7 +104,8 @@ def test_warmup_compiles_the_grouped_kernels(tmp_path):
     for kernel in ("contiguous_n256_k512", "ragged_n256_k512", "masked_n256_k512", "k_grouped_n384_k1024"):
         assert f"jdg_fp8_gemm_{kernel}_" in r.stdout, r.stdout
     assert re.search(r"jdg_fp8_gemm_n4096_k7168_bm128_bn64_\w*_sk2\b", r.stdout), r.stdout
-    assert r.stdout.count("k_grouped") >= 2 and re.search(r"_c2(_\w+)? ", r.stdout)  # with and without C
+    assert r.stdout.count("k_grouped") >= 3 and re.search(r"_c2(_\w+)? ", r.stdout)  # with and without C,
+    assert re.search(r"jdg_fp8_gemm_k_grouped_n384_k1024_\w*_bf16_c0", r.stdout), r.stdout  # and bf16 out
     bad = run_cli("warmup", "--masked", "2,512,256", timeout=60)
     assert bad.returncode == 2 and "--masked takes 5" in bad.stderr
     bad = run_cli("warmup", "--k-grouped", "2,64,64,100", timeout=60)  # K not a multiple of 128: no kernel takes it

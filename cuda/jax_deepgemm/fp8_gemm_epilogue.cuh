@@ -161,5 +161,85 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
   }
 }
 
+// bf16 out, tiles of whole 32-column chunk quads: one more exchange, with the lane two over (lane ^ 2), after the bf16
+// packing of the store layout. Of chunk pairs 2q and 2q + 1, lanes 0 and 2 hold columns 0-3 / 4-7 of pair 2q and of
+// pair 2q + 1 (lanes 1 and 3 their columns 8-15): lanes 0 and 1 keep pair 2q and take their partner's half of it,
+// lanes 2 and 3 pair 2q + 1. Lane l then holds 8 consecutive columns, 32q + 8l .. + 7, of each row half: one 16-byte
+// store each, a quad's four covering 64 contiguous bytes of a row (register stores of 8 bytes: 32), half the store
+// instructions for 2 exchanges per 16-byte store.
+template <int kChunks = kNumChunks>
+__device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
+                                                  int rows, int d_row0, int n0, int lane, bool aligned) {
+  static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
+  const bool upper = lane & 2;  // keeps pair 2q + 1
+#pragma unroll
+  for (int q = 0; q < kChunks / 4; ++q) {
+    unsigned int mine[2][2][2];  // [pair 2q / 2q + 1][row half][word]: this lane's 4 columns of each
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int i = 8 * (2 * q + j) + 2 * h;
+        mine[j][h][0] = ptx::pack_bf16x2(out[i], out[i + 1]);
+        mine[j][h][1] = ptx::pack_bf16x2(out[i + 4], out[i + 5]);
+      }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      unsigned int got[2];
+#pragma unroll
+      for (int w = 0; w < 2; ++w) got[w] = ptx::shfl_xor_u32(upper ? mine[0][h][w] : mine[1][h][w], 2);
+      // Columns 0-3 of the kept pair's 8 are the lower lane's (lane & 2 == 0), 4-7 the upper one's.
+      const unsigned int* kept = upper ? mine[1][h] : mine[0][h];
+      const uint4 v = upper ? make_uint4(got[0], got[1], kept[0], kept[1])
+                            : make_uint4(kept[0], kept[1], got[0], got[1]);
+      const int r = row0 + 8 * h;
+      const int c = n0 + 32 * q + 16 * (upper ? 1 : 0) + 8 * (lane & 1);
+      if (r >= rows) continue;
+      unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
+      if (kN % 8 == 0 && aligned && c + 7 < kN) {
+        *reinterpret_cast<uint4*>(d) = v;
+      } else {
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          if (c + i < kN) d[i] = static_cast<unsigned short>(words[i / 2] >> (16 * (i % 2)));
+      }
+    }
+  }
+}
+
+// f32 out, tiles of whole 32-column chunk quads: one exchange with the lane four over (lane ^ 4: the same place in the
+// neighbouring quad, whose rows are the next ones) after the store layout. Of chunk pairs 2j and 2j + 1, the even
+// quad keeps pair 2j of its rows and takes the odd quad's, the odd quad pair 2j + 1 of both: each 16-byte store of a
+// warp then covers 4 rows x 32 columns (128 contiguous bytes of a row: whole lines where N % 32 == 0) instead of 8
+// rows x 16 columns, for 4 exchanges per lane and pair quad; as many stores as before.
+template <int kChunks = kNumChunks>
+__device__ __forceinline__ void store_wave_f32_lines(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
+                                                     int rows, int d_row0, int n0, int lane, bool aligned) {
+  static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
+  const bool odd = lane & 4;  // the odd quad: its rows are the even one's + 1
+#pragma unroll
+  for (int j = 0; j < kChunks / 4; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int i0 = 8 * (2 * j) + 2 * h, i1 = i0 + 8;  // this lane's four values of pair 2j / 2j + 1
+      const float p0[4] = {out[i0], out[i0 + 1], out[i0 + 4], out[i0 + 5]};
+      const float p1[4] = {out[i1], out[i1 + 1], out[i1 + 4], out[i1 + 5]};
+      float first[4], second[4];  // the even row's and the odd row's (selected per element: no local arrays)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float got = ptx::shfl_xor_f32(odd ? p0[e] : p1[e], 4);
+        first[e] = odd ? got : p0[e];
+        second[e] = odd ? p1[e] : got;
+      }
+      const int r = row0 + 8 * h, even_row = odd ? r - 1 : r;
+      const int col = store_col(n0, odd ? 2 * j + 1 : 2 * j, lane);
+      if (even_row < rows)
+        store_quad(args, d_row0 + even_row, col, first[0], first[1], first[2], first[3], aligned);
+      if (even_row + 1 < rows)
+        store_quad(args, d_row0 + even_row + 1, col, second[0], second[1], second[2], second[3], aligned);
+    }
+}
+
 }  // namespace fp8_gemm
 }  // namespace jdg

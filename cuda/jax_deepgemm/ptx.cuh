@@ -79,6 +79,12 @@ __device__ __forceinline__ float shfl_xor_f32(float v, int lane_mask) {
   return r;
 }
 
+__device__ __forceinline__ unsigned int shfl_xor_u32(unsigned int v, int lane_mask) {
+  unsigned int r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(v), "r"(lane_mask));
+  return r;
+}
+
 // Warp-wide min of a signed value over all 32 lanes (the warp must be converged).
 __device__ __forceinline__ int redux_min(int v) {
   int r;

@@ -46,12 +46,17 @@ def _forced(monkeypatch, **env):
     jax.clear_caches()  # later tests compile with the heuristics' own choice
 
 
-def _last_config(capfd, kind):
-    """The configuration line of the last `kind` kernel compiled, and its numeric fields."""
+def _configs(capfd, kind):
+    """The configuration lines of the `kind` kernels compiled since the last read, each with its numeric fields."""
     err = capfd.readouterr().err
     lines = [line for line in err.splitlines() if f"jax_deepgemm: {kind} " in line]
     assert lines, err[-2000:]
-    return lines[-1], {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", lines[-1])}
+    return [(line, {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", line)}) for line in lines]
+
+
+def _last_config(capfd, kind):
+    """The configuration line of the last `kind` kernel compiled, and its numeric fields."""
+    return _configs(capfd, kind)[-1]
 
 
 @pytest.fixture(params=CONFIGS, ids=lambda c: f"bm{c[0]}-x{c[1]}" + ["", "-pipe", "-pipe-paired"][c[2]])
@@ -543,5 +548,6 @@ def test_c_prefetch_split_k(monkeypatch, capfd):
 def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
     with _forced(monkeypatch, DG_TUNE_C_PREFETCH=3, DG_TUNE_BLOCK_M=128):
         grouped.test_k_grouped_hostile_sizes(sizes, checked, grouped.K_GROUPED_HOSTILE_SHAPES[0])  # one wave
-    line, fields = _last_config(capfd, "k_grouped")
+    # its first kernel is the one with C (the bf16-out one after it has no C to prefetch)
+    line, fields = _configs(capfd, "k_grouped")[0]
     assert (fields["c_prefetch"], fields["block_m"]) == (3, 128), line

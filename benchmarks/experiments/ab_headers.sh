@@ -74,7 +74,11 @@ ab_grouped() { ab_rows "${AB_ROUNDS:-1}" "${AB_ROUNDS:+1}" 150 grouped_rows.py "
 ab_tests() {  # name, pytest arguments
   local name=$1; shift
   timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
-  echo "$name: $(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
+  local summary; summary=$(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)
+  # (a run cut by its limit prints no summary: count its progress dots and Fs instead)
+  [ -n "$summary" ] || summary="cut by the ${JDG_TEST_LIMIT:-280} s limit after $(head -1 "$OUT/tests_$name.log" |
+    tr -cd . | wc -c) passed, $(head -1 "$OUT/tests_$name.log" | tr -cd F | wc -c) failed"
+  echo "$name: $summary"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }
 ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's kinds ("contiguous masked"), layers...
   ab_patch_vs_head "$1"

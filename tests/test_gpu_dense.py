@@ -97,6 +97,24 @@ def test_dense_options(out_dtype, c_dtype, per_row):
     assert_matches(out, expected, bound, out_dtype)
 
 
+@pytest.mark.parametrize("m,n,k", [(2048, 1024, 4096), (1024, 768, 2048)], ids=["register_stores", "tma_store"])
+def test_dense_bf16_out_is_the_f32_result_rounded(m, n, k):
+    """fp8_dot's weight gradient of bf16 weights asks the kernel for bf16 (per-row B scales, the 1D1D recipe): each
+    float32 sum rounded once to nearest even, bit for bit what the float32 result's astype gives. On these shapes the
+    heuristics pick the same tiles for both outputs (checked first), so the sums are the same; bf16 takes register
+    stores (16 bytes per lane) on the first and the TMA-store epilogue on the second."""
+    ext = runtime.extension()
+    cfg = {out_f32: ext.select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), True, out_f32=out_f32,
+                                               hbm_gbs=runtime.get_hbm_gbs()) for out_f32 in (True, False)}
+    assert {key for key in cfg[True] if cfg[True][key] != cfg[False][key]} <= {"tma_store", "smem_bytes"}, cfg
+    assert cfg[False]["tma_store"] == ((m, n, k) == (1024, 768, 2048)), cfg
+    a, b = _operands(m, n, k, per_row=True)
+    out_f32 = jax.jit(lambda a, b: dg.fp8_gemm_nt(a, b, out_dtype=F32))(a, b)
+    out = jax.jit(lambda a, b: dg.fp8_gemm_nt(a, b, out_dtype=BF16))(a, b)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint16), np.asarray(out_f32.astype(BF16)).view(np.uint16))
+    assert_matches(out, *_expected(a, b), BF16)
+
+
 # C with an odd N (N % 4 != 0: the register epilogue's elementwise loads and stores instead of 4-wide vectors,
 # NOTES 36 / 41) and an M tail, both C types.
 @pytest.mark.parametrize("c_dtype", [BF16, F32])

@@ -168,7 +168,8 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
 // pair 2q + 1 (lanes 1 and 3 their columns 8-15): lanes 0 and 1 keep pair 2q and take their partner's half of it,
 // lanes 2 and 3 pair 2q + 1. Lane l then holds 8 consecutive columns, 32q + 8l .. + 7, of each row half: one 16-byte
 // store each, a quad's four covering 64 contiguous bytes of a row (register stores of 8 bytes: 32), half the store
-// instructions for 2 exchanges per 16-byte store.
+// instructions for 2 exchanges per 16-byte store. (A template so that its static_assert applies only where it is
+// called.) Rows of N % 8 != 0 store element by element.
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                   int rows, int d_row0, int n0, int lane, bool aligned) {

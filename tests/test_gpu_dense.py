@@ -104,7 +104,7 @@ def test_dense_bf16_out_is_the_f32_result_rounded(m, n, k):
     heuristics pick the same tiles for both outputs (checked first), so the sums are the same; bf16 takes register
     stores (16 bytes per lane) on the first and the TMA-store epilogue on the second."""
     ext = runtime.extension()
-    cfg = {out_f32: ext.select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), True, out_f32=out_f32,
+    cfg = {out_f32: ext.select_fp8_gemm_config(m, n, k, runtime.get_num_sms(), b_scale_per_row=True, out_f32=out_f32,
                                                hbm_gbs=runtime.get_hbm_gbs()) for out_f32 in (True, False)}
     assert {key for key in cfg[True] if cfg[True][key] != cfg[False][key]} <= {"tma_store", "smem_bytes"}, cfg
     assert cfg[False]["tma_store"] == ((m, n, k) == (1024, 768, 2048)), cfg

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Ran in session 62 (NOTES 105): taken (b359e9b), so the tree has it now.
+# Ran in session 62 (NOTES 105): taken (b359e9b). The tree has it now: this script would compare the tree with
+# itself.
 # Prepared in session 61, not run (device time spent): bf16_store16.patch, the register epilogue's bf16 stores as
 # 16 bytes (8 columns) per lane instead of 8: one more exchange (lane ^ 2) after the bf16 packing, so that a quad's
 # four stores cover 64 contiguous bytes of a row instead of 32, half the store instructions (NOTES 104, "Next"). It

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Ran in session 62 (NOTES 105): nothing at short K, +4.3% on one k-grouped row with C: not taken.
+# Ran in session 62 (NOTES 105): nothing at short K, +4.3% on one k-grouped row with C: not taken. The
+# patch no longer applies (the bf16 stores changed the same loop); kgrouped_f32_lines.patch is its k-grouped form.
 # Prepared in session 61, not run (device time spent): f32_store_lines.patch, the register epilogue's f32 stores
 # covering whole 128-byte lines: one exchange with the lane four over (the neighbouring quad, whose rows are the next
 # ones) after the store layout, so that each warp's 16-byte store writes 4 rows x 32 columns instead of 8 rows x 16

@@ -770,6 +770,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           for (int v = 0; v < kWaves; ++v) {
             if constexpr (!kOutF32 && kNumChunks % 4 == 0) {
               store_wave_bf16x8(args, out[v], wave_row0[v], tile.rows, tile.d_row0, n0, lane, aligned);
+            } else if constexpr (kF32LineStores) {
+              store_wave_f32_lines(args, out[v], wave_row0[v], tile.rows, tile.d_row0, n0, lane, aligned);
             } else {
 #pragma unroll
               for (int p = 0; p < kNumChunks / 2; ++p) {

@@ -1,7 +1,7 @@
 """A model of one warp's register epilogue on a 128-wide tile: which (row, column) each lane's register holds after
 the wgmma fragment, to_store_layout (fp8_gemm_epilogue.cuh) and the extra exchanges of the prepared patches
-bf16_store16.patch (lane ^ 2, 16-byte bf16 stores) and f32_store_lines.patch (lane ^ 4, 4 rows x 128 bytes), and
-that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
+store_wave_bf16x8 (lane ^ 2, 16-byte bf16 stores) and store_wave_f32_lines (partner lane ^ 4 or ^ 16, 4 rows x 128
+bytes), and that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
 
     python3 benchmarks/experiments/store_layout_model.py
 """
@@ -59,29 +59,30 @@ def bf16x8(regs):
                 for e in range(8):
                     key = (r, c + e); assert key not in written; written[key] = v[e]
     return written
-def f32_lines(regs):
-    written = {}
+def f32_lines(regs, partner):
+    written, step = {}, partner // 4
     for j in range(NCH // 4):
         for h in range(2):
             def pair(p):  # this lane's four values of chunk pair p, row half h
                 return {l: [regs[l][8 * p + 2 * h + e] for e in (0, 1, 4, 5)] for l in range(32)}
             p0, p1 = pair(2 * j), pair(2 * j + 1)
-            send = {l: (p0[l] if (l & 4) else p1[l]) for l in range(32)}
+            send = {l: (p0[l] if (l & partner) else p1[l]) for l in range(32)}
             for l in range(32):
-                odd = bool(l & 4)
-                got = send[l ^ 4]
-                first = got if odd else p0[l]
-                second = p1[l] if odd else got
+                upper = bool(l & partner)
+                got = send[l ^ partner]
+                first = got if upper else p0[l]
+                second = p1[l] if upper else got
                 r = l // 4 + 8 * h
-                even_row = r - 1 if odd else r
-                col = store_col(0, 2 * j + 1 if odd else 2 * j, l)
-                for rr, vals in ((even_row, first), (even_row + 1, second)):
+                lower_row = r - step if upper else r
+                col = store_col(0, 2 * j + 1 if upper else 2 * j, l)
+                for rr, vals in ((lower_row, first), (lower_row + step, second)):
                     for e in range(4):
                         key = (rr, col + e); assert key not in written, key; written[key] = vals[e]
     return written
 regs = to_store_layout(fragment())
 check_store_layout(regs)
-for name, fn in (("bf16x8", bf16x8), ("f32_lines", f32_lines)):
+for name, fn in (("bf16x8", bf16x8), ("f32_lines ^4", lambda r: f32_lines(r, 4)),
+                 ("f32_lines ^16", lambda r: f32_lines(r, 16))):
     w = fn(regs)
     assert len(w) == 16 * 8 * NCH, (name, len(w))
     bad = [(k, v) for k, v in w.items() if k != v]

@@ -211,24 +211,22 @@ __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const
   }
 }
 
-// f32 out, tiles of whole 32-column chunk quads: one exchange with the lane kPartner over (lane ^ 4: the neighbouring
-// quad, whose rows are the next ones; lane ^ 16: the quad four over, rows 4 further) after the store layout. Of chunk
-// pairs 2j and 2j + 1, the lower quad of each partner pair keeps pair 2j of both its row and its partner's, the upper
-// one pair 2j + 1 of both: each 16-byte store of a warp then covers 4 rows x 32 columns (128 contiguous bytes of a row:
-// whole lines where N % 32 == 0) instead of 8 rows x 16 columns, for 4 exchanges per lane and pair quad; as many
-// stores as before. The four rows of a store are 2 apart with lane ^ 4, consecutive with lane ^ 16.
-// Where the line stores serve: k-grouped f32 tiles with C measured 0.7% to 1.5% faster with them (lane ^ 4) than with
-// 8 rows x 64 bytes (N from 1024 to 8192, M from 2048 to 7168), but 4% to 5% slower at N = 2048 (at every M and group
-// count tried; a store's four rows then 16 KB apart), unexplained: perhaps those lines share L2 slices. Short-K
-// k-grouped tiles without C: no change either way; dense f32 with C: 0.6% slower. (NOTES 105, 106.)
+// f32 out, tiles of whole 32-column chunk quads: one exchange with the lane four over (lane ^ 4: the same place in the
+// neighbouring quad, whose rows are the next ones) after the store layout. Of chunk pairs 2j and 2j + 1, the even
+// quad keeps pair 2j of its rows and takes the odd quad's, the odd quad pair 2j + 1 of both: each 16-byte store of a
+// warp then covers 4 rows x 32 columns (128 contiguous bytes of a row: whole lines where N % 32 == 0; rows 2 apart)
+// instead of 8 rows x 16 columns, for 4 exchanges per lane and pair quad; as many stores as before.
+// Where they serve: k-grouped f32 tiles with C measured 0.7% to 1.5% faster with them than with 8 rows x 64 bytes
+// (N from 1024 to 8192, M from 2048 to 7168), but 4% to 5% slower at N = 2048 (a store's rows 16 KB apart; every M
+// and group count tried), unexplained. The partner four quads over (lane ^ 16: consecutive rows) lost 0.1-0.4% there,
+// and gained nothing elsewhere. Short-K k-grouped tiles without C: no change; dense f32 with C: 0.6% slower
+// (NOTES 106).
 constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && kN * 4 != 8192;
-template <int kPartner = 4, int kChunks = kNumChunks>
+template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_f32_lines(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                      int rows, int d_row0, int n0, int lane, bool aligned) {
   static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
-  static_assert(kPartner == 4 || kPartner == 16, "a quad of the same 8-row group");
-  constexpr int kRowStep = kPartner / 4;  // the partner's row, from the lower quad's
-  const bool upper = lane & kPartner;
+  const bool odd = lane & 4;  // the odd quad: its rows are the even one's + 1
 #pragma unroll
   for (int j = 0; j < kChunks / 4; ++j)
 #pragma unroll
@@ -236,19 +234,19 @@ __device__ __forceinline__ void store_wave_f32_lines(const Fp8GemmArgs& args, co
       const int i0 = 8 * (2 * j) + 2 * h, i1 = i0 + 8;  // this lane's four values of pair 2j / 2j + 1
       const float p0[4] = {out[i0], out[i0 + 1], out[i0 + 4], out[i0 + 5]};
       const float p1[4] = {out[i1], out[i1 + 1], out[i1 + 4], out[i1 + 5]};
-      float first[4], second[4];  // the lower quad's row and the upper one's (selected per element: no local arrays)
+      float first[4], second[4];  // the even row's and the odd row's (selected per element: no local arrays)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float got = ptx::shfl_xor_f32(upper ? p0[e] : p1[e], kPartner);
-        first[e] = upper ? got : p0[e];
-        second[e] = upper ? p1[e] : got;
+        const float got = ptx::shfl_xor_f32(odd ? p0[e] : p1[e], 4);
+        first[e] = odd ? got : p0[e];
+        second[e] = odd ? p1[e] : got;
       }
-      const int r = row0 + 8 * h, lower_row = upper ? r - kRowStep : r;
-      const int col = store_col(n0, upper ? 2 * j + 1 : 2 * j, lane);
-      if (lower_row < rows)
-        store_quad(args, d_row0 + lower_row, col, first[0], first[1], first[2], first[3], aligned);
-      if (lower_row + kRowStep < rows)
-        store_quad(args, d_row0 + lower_row + kRowStep, col, second[0], second[1], second[2], second[3], aligned);
+      const int r = row0 + 8 * h, even_row = odd ? r - 1 : r;
+      const int col = store_col(n0, odd ? 2 * j + 1 : 2 * j, lane);
+      if (even_row < rows)
+        store_quad(args, d_row0 + even_row, col, first[0], first[1], first[2], first[3], aligned);
+      if (even_row + 1 < rows)
+        store_quad(args, d_row0 + even_row + 1, col, second[0], second[1], second[2], second[3], aligned);
     }
 }
 

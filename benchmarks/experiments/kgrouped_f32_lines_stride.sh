@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 62, not run (device time spent): does the row stride decide the k-grouped f32 line stores?
+# Prepared in session 62, run in session 63 (NOTES 106: N = 2048 alone lost, at every M; taken for the other N in
+# 1692afe, so the patch no longer applies to the tree). Does the row stride decide the k-grouped f32 line stores?
 # kgrouped_f32_lines.patch is b359e9b's k-grouped f32 stores of 4 rows x 128 bytes (whole lines) in place of 8 rows x 64
 # bytes. NOTES 105 measured them -1.0% / -1.1% on 4 x 4096 x 7168 x 8192 with C but +4.3% on 4 x 7168 x 2048 x 8192
 # with C, on the same tiles (256 x 128, cluster 2). The guess: rows 8 KB apart (N = 2048 f32) put a store's four rows

@@ -12,8 +12,8 @@ namespace fp8_gemm {
 // 8 rows' lines. In chunk pair p (chunks 2p, 2p + 1) and row half h (rows wave_row0 and + 8), a lane's four values
 // are slot A = out[8p + 2h], out[8p + 2h + 1] and slot B = out[8p + 4 + 2h], out[8p + 4 + 2h + 1], at columns
 // store_col(p, lane) .. + 3: lanes 0, 2 take chunk 2p's columns 0-3 / 4-7, lanes 1, 3 chunk 2p + 1's. bf16 stores of
-// tiles whose width is a multiple of 32 take one more exchange to 16 bytes (store_wave_bf16x8, NOTES 105); f32 stores
-// covering whole 128-byte lines instead of 8 rows x 64 bytes measured no faster (ibid.).
+// tiles whose width is a multiple of 32 take one more exchange to 16 bytes (store_wave_bf16x8, NOTES 105), and so do
+// k-grouped f32 stores, to cover whole 128-byte lines (store_wave_f32_lines, NOTES 106).
 __device__ __forceinline__ int store_col(int n0, int p, int lane) {
   return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2);
 }

@@ -1,7 +1,8 @@
 """A model of one warp's register epilogue on a 128-wide tile: which (row, column) each lane's register holds after
-the wgmma fragment, to_store_layout (fp8_gemm_epilogue.cuh) and the extra exchanges of the prepared patches
-store_wave_bf16x8 (lane ^ 2, 16-byte bf16 stores) and store_wave_f32_lines (partner lane ^ 4 or ^ 16, 4 rows x 128
-bytes), and that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
+the wgmma fragment, to_store_layout (fp8_gemm_epilogue.cuh) and the extra exchanges of store_wave_bf16x8 (lane ^ 2,
+16-byte bf16 stores), store_wave_f32_lines (partner lane ^ 4, or ^ 16 in kgrouped_f32_lines16.patch: 4 rows x 128
+bytes) and c_lines.patch's line layout (the same cells, exchanged in place: its slots stored and C loaded there), and
+that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
 
     python3 benchmarks/experiments/store_layout_model.py
 """
@@ -79,10 +80,36 @@ def f32_lines(regs, partner):
                     for e in range(4):
                         key = (rr, col + e); assert key not in written, key; written[key] = vals[e]
     return written
+def to_line_layout(regs):
+    # c_lines.patch's in-place exchange (lane ^ 4), then its slot_row / slot_col: the same cells as f32_lines(regs, 4)
+    new = [list(o) for o in regs]
+    for j in range(NCH // 4):
+        for h in range(2):
+            for e in (0, 1, 4, 5):
+                ia, ib = 8 * (2 * j) + 2 * h + e, 8 * (2 * j + 1) + 2 * h + e
+                send = [regs[l][ia] if (l & 4) else regs[l][ib] for l in range(32)]
+                for l in range(32):
+                    got = send[l ^ 4]
+                    if l & 4: new[l][ia] = got
+                    else: new[l][ib] = got
+    return new
+def line_slots(regs):
+    written = {}
+    lines = to_line_layout(regs)
+    for l in range(32):
+        for p in range(NCH // 2):
+            for h in range(2):
+                odd = (l >> 2) & 1
+                r = l // 4 + 8 * h - odd + (p & 1)
+                col = store_col(0, (p & ~1) + odd, l)
+                vals = [lines[l][8*p+2*h], lines[l][8*p+2*h+1], lines[l][8*p+4+2*h], lines[l][8*p+4+2*h+1]]
+                for e in range(4):
+                    key = (r, col + e); assert key not in written, key; written[key] = vals[e]
+    return written
 regs = to_store_layout(fragment())
 check_store_layout(regs)
 for name, fn in (("bf16x8", bf16x8), ("f32_lines ^4", lambda r: f32_lines(r, 4)),
-                 ("f32_lines ^16", lambda r: f32_lines(r, 16))):
+                 ("f32_lines ^16", lambda r: f32_lines(r, 16)), ("line layout slots", line_slots)):
     w = fn(regs)
     assert len(w) == 16 * 8 * NCH, (name, len(w))
     bad = [(k, v) for k, v in w.items() if k != v]

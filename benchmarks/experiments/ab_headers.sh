@@ -17,6 +17,8 @@
 #   ab_grouped KINDS          grouped_rows.py once per side per round, lines prefixed "side " ("side rR " with
 #                             AB_ROUNDS)
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
+#   ab_kgrouped_tests NAME LIMIT   the k-grouped cases of test_gpu_grouped.py and test_gpu_configs.py with side new's
+#                             headers, in 4 processes of LIMIT seconds (logs $OUT/tests_NAME_0*.log)
 #   ab_ragged_masked PATCH tests|rows LABEL KINDS LAYERS...   HEAD + PATCH against HEAD for ragged and masked
 #                             kernels: `tests`, their GPU tests (test_gpu_configs.py's 102 cases in four processes:
 #                             ~90 s, against ~5 min in one); `rows`, two rounds: ragged 128 x 192 on one dense
@@ -74,11 +76,23 @@ ab_grouped() { ab_rows "${AB_ROUNDS:-1}" "${AB_ROUNDS:+1}" 150 grouped_rows.py "
 ab_tests() {  # name, pytest arguments
   local name=$1; shift
   timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
-  local summary; summary=$(grep -E "passed|failed" "$OUT/tests_$name.log" | tail -1)
+  local summary; summary=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" \
+    "$OUT/tests_$name.log" | tail -1)
   # (a run cut by its limit prints no summary: count its progress dots and Fs instead)
   [ -n "$summary" ] || summary="cut by the ${JDG_TEST_LIMIT:-280} s limit after $(head -1 "$OUT/tests_$name.log" |
     tr -cd . | wc -c) passed, $(head -1 "$OUT/tests_$name.log" | tr -cd F | wc -c) failed"
   echo "$name: $summary"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
+}
+ab_kgrouped_tests() {  # name, time limit: the k-grouped cases of the grouped and configs GPU files, side new, 4 processes
+  ab_use new
+  python -I -m pytest tests/test_gpu_grouped.py tests/test_gpu_configs.py -k k_grouped --collect-only -q \
+    -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/kg_ids.txt
+  rm -f /tmp/kg_ids_*; split -n r/4 -d /tmp/kg_ids.txt /tmp/kg_ids_
+  local part
+  for part in /tmp/kg_ids_0*; do
+    DG_JIT_CACHE_DIR=/tmp/ab_cache_new JDG_TEST_LIMIT=$2 ab_tests "$1_${part##*_}" $(cat "$part") &
+  done
+  wait
 }
 ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's kinds ("contiguous masked"), layers...
   ab_patch_vs_head "$1"

@@ -17,14 +17,7 @@ AB_ROUNDS=2 ab_grouped k_grouped=4,4096,4096,8192 k_grouped=4,4096,7168,8192 k_g
   k_grouped=4,4096,2048,8192 k_grouped_no_c=16,7168,4096,1024 | tee "$OUT/c_lines_rows.txt"
 ab_dense 2 c=f32 4096,7168,2048 | tee -a "$OUT/c_lines_rows.txt"
 echo "rows done $((SECONDS - start)) s"
-ab_use new
-python -I -m pytest tests/test_gpu_grouped.py tests/test_gpu_configs.py -k k_grouped --collect-only -q \
-  -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/kg_ids.txt
-rm -f /tmp/kg_ids_*; split -n r/4 -d /tmp/kg_ids.txt /tmp/kg_ids_
-for part in /tmp/kg_ids_0*; do
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_new JDG_TEST_LIMIT=150 ab_tests "c_lines_${part##*_}" $(cat "$part") &
-done
-wait
+ab_kgrouped_tests c_lines 150
 JDG_SANITIZE_FILES="tests/test_gpu_grouped.py" JDG_SANITIZE_K="k_grouped" JDG_SANITIZE_LIMIT=150 \
   bash tools/gpu_session.sh sanitize memcheck 2>&1 | tail -3
 echo "done $((SECONDS - start)) s"; date -u >>"$OUT/machine.txt"

@@ -13,11 +13,4 @@ ab_patch_vs_head benchmarks/experiments/kgrouped_f32_lines16.patch
 AB_ROUNDS=2 ab_grouped k_grouped=4,4096,1024,8192 k_grouped=4,4096,2048,8192 k_grouped=4,4096,4096,8192 \
   k_grouped=4,4096,7168,8192 k_grouped=4,7168,2048,8192 k_grouped=8,4096,2048,4096 | tee "$OUT/lines16_rows.txt"
 echo "rows done $((SECONDS - start)) s"
-ab_use new
-python -I -m pytest tests/test_gpu_grouped.py tests/test_gpu_configs.py -k k_grouped --collect-only -q \
-  -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/kg_ids.txt
-rm -f /tmp/kg_ids_*; split -n r/4 -d /tmp/kg_ids.txt /tmp/kg_ids_
-for part in /tmp/kg_ids_0*; do
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_new JDG_TEST_LIMIT=$((540 - (SECONDS - start))) ab_tests "kg16_${part##*_}" $(cat "$part") &
-done
-wait; echo "done $((SECONDS - start)) s"; date -u >>"$OUT/machine.txt"
+ab_kgrouped_tests kg16 $((540 - (SECONDS - start))); echo "done $((SECONDS - start)) s"; date -u >>"$OUT/machine.txt"

@@ -216,7 +216,7 @@ __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const
 // quad keeps pair 2j of its rows and takes the odd quad's, the odd quad pair 2j + 1 of both: each 16-byte store of a
 // warp then covers 4 rows x 32 columns (128 contiguous bytes of a row: whole lines where N % 32 == 0; rows 2 apart)
 // instead of 8 rows x 16 columns, for 4 exchanges per lane and pair quad; as many stores as before.
-// Where they serve: k-grouped f32 tiles with C measured 0.7% to 1.5% faster with them than with 8 rows x 64 bytes
+// Where they serve: k-grouped f32 tiles with C measured 0.7% to 1.3% faster with them than with 8 rows x 64 bytes
 // (N from 1024 to 8192, M from 2048 to 7168), but 4% to 5% slower at N = 2048 (a store's rows 16 KB apart; every M
 // and group count tried), unexplained. The partner four quads over (lane ^ 16: consecutive rows) lost 0.1-0.4% there,
 // and gained nothing elsewhere. Short-K k-grouped tiles without C: no change; dense f32 with C: 0.6% slower

@@ -18,17 +18,18 @@ def fragment():
             o[4 * c + 2] = (l // 4 + 8, col); o[4 * c + 3] = (l // 4 + 8, col + 1)
         regs.append(o)
     return regs
+def swap(regs, new, ia, ib, mask):
+    # one shfl.xor by `mask`: lanes with `mask` set keep register ib and take their partner's ia, the others the reverse
+    send = [regs[l][ia] if (l & mask) else regs[l][ib] for l in range(32)]
+    for l in range(32):
+        if l & mask: new[l][ia] = send[l ^ mask]
+        else: new[l][ib] = send[l ^ mask]
 def to_store_layout(regs):
     new = [list(o) for o in regs]
     for p in range(NCH // 2):
         for h in range(2):
             for i in range(2):
-                ia, ib = 8 * p + 2 * h + i, 8 * p + 4 + 2 * h + i
-                send = [regs[l][ia] if (l & 1) else regs[l][ib] for l in range(32)]
-                for l in range(32):
-                    got = send[l ^ 1]
-                    if l & 1: new[l][ia] = got
-                    else: new[l][ib] = got
+                swap(regs, new, 8 * p + 2 * h + i, 8 * p + 4 + 2 * h + i, 1)
     return new
 def store_col(n0, p, lane): return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2)
 def check_store_layout(regs):
@@ -86,12 +87,7 @@ def to_line_layout(regs):
     for j in range(NCH // 4):
         for h in range(2):
             for e in (0, 1, 4, 5):
-                ia, ib = 8 * (2 * j) + 2 * h + e, 8 * (2 * j + 1) + 2 * h + e
-                send = [regs[l][ia] if (l & 4) else regs[l][ib] for l in range(32)]
-                for l in range(32):
-                    got = send[l ^ 4]
-                    if l & 4: new[l][ia] = got
-                    else: new[l][ib] = got
+                swap(regs, new, 8 * (2 * j) + 2 * h + e, 8 * (2 * j + 1) + 2 * h + e, 4)
     return new
 def line_slots(regs):
     written = {}

@@ -125,6 +125,24 @@ def test_dense_per_row_scales(config, capfd):
     _check_config(capfd, "fp8_gemm", config)
 
 
+
+# The register epilogue's store widths (store_bf16_words, store_quad): rows of N % 8 == 4, 2, 6 and odd N (no TMA
+# store: rows not 16-byte multiples), bf16 and f32 out, tile widths a multiple of 32 (bf16: the 16-byte exchange,
+# store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
+@pytest.mark.parametrize("n", [1540, 1538, 1542, 1537])
+@pytest.mark.parametrize("block_n", [128, 144])
+@pytest.mark.parametrize("out_dtype", [BF16, F32])
+def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
+    m, k = 300, 640
+    a, b = dense._operands(m, n, k)
+    c = randn(seed_of("widths-c", m, n), (m, n), out_dtype)
+    expected, bound = dense._expected(a, b, c)
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=128, DG_TUNE_BLOCK_N=block_n):
+        out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c)
+        line, fields = _last_config(capfd, "fp8_gemm")
+    assert (fields["block_n"], fields["tma_store"]) == (block_n, 0), line
+    assert_matches(out, expected, bound, out_dtype)
+
 # skewed_one_expert_g16: whole tiles of one expert, which take the K loop without the row-selecting promotion
 @pytest.mark.parametrize("name", ["ids_change_inside_blocks", "aligned_runs_and_padding", "garbage_32bit",
                                   "skewed_one_expert_g16"])

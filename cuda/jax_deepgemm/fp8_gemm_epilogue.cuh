@@ -137,29 +137,60 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
     }
 }
 
+// The widest stores D's rows allow. A row starts at a multiple of N elements, so bf16 takes 16-byte stores where
+// N % 8 == 0, 8-byte where N % 4 == 0, 4-byte (a pair) where N % 2 == 0, element stores only at odd N; f32 16-byte
+// where N % 4 == 0, 8-byte where N % 2 == 0 (`aligned`: D itself 16-byte aligned). Narrower stores cost far more than
+// their count: element stores of bf16 rows of N % 8 == 4 ran 4096 x 7172 x 2048 2.2x slower than 8-byte ones
+// (NOTES 107).
+// kWords 32-bit words of bf16 pairs, columns c .. c + 2 * kWords - 1 (c a multiple of 2 * kWords), those < N.
+template <int kWords>
+__device__ __forceinline__ void store_bf16_words(unsigned short* d, int c, const unsigned int (&w)[kWords],
+                                                 bool aligned) {
+  if constexpr (kWords == 4 && kN % 8 == 0) {
+    if (aligned && c + 7 < kN) {
+      *reinterpret_cast<uint4*>(d) = make_uint4(w[0], w[1], w[2], w[3]);
+      return;
+    }
+  } else if constexpr (kN % 4 == 0) {
+    if (aligned && c + 3 < kN) {  // (kWords 4: c + 4 == N, or both halves inside)
+      *reinterpret_cast<uint2*>(d) = make_uint2(w[0], w[1]);
+      if constexpr (kWords == 4)
+        if (c + 7 < kN) *reinterpret_cast<uint2*>(d + 4) = make_uint2(w[2], w[3]);
+      return;
+    }
+  } else if constexpr (kN % 2 == 0) {
+    if (aligned && c + 1 < kN) {
+#pragma unroll
+      for (int i = 0; i < kWords; ++i)
+        if (c + 2 * i + 1 < kN) *reinterpret_cast<unsigned int*>(d + 2 * i) = w[i];
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 2 * kWords; ++i)
+    if (c + i < kN) d[i] = static_cast<unsigned short>(w[i / 2] >> (16 * (i % 2)));
+}
+
 // Store four consecutive outputs (row, col .. col + 3), those < N.
 __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int col, float v0, float v1, float v2,
                                            float v3, bool aligned) {
   const unsigned long long idx = (unsigned long long)row * kN + col;
-  const float v[4] = {v0, v1, v2, v3};
   if constexpr (kOutF32) {
     float* d = static_cast<float*>(args.d) + idx;
     if (vector4(col, aligned)) {
       *reinterpret_cast<float4*>(d) = make_float4(v0, v1, v2, v3);
+    } else if (kN % 4 != 0 && kN % 2 == 0 && aligned && col + 1 < kN) {
+      *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
+      if (col + 3 < kN) *reinterpret_cast<float2*>(d + 2) = make_float2(v2, v3);
     } else {
+      const float v[4] = {v0, v1, v2, v3};
 #pragma unroll
       for (int i = 0; i < 4; ++i)
         if (col + i < kN) d[i] = v[i];
     }
   } else {
-    unsigned short* d = static_cast<unsigned short*>(args.d) + idx;
-    if (vector4(col, aligned)) {
-      *reinterpret_cast<uint2*>(d) = make_uint2(ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3));
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (col + i < kN) d[i] = ptx::to_bf16(v[i]);
-    }
+    const unsigned int words[2] = {ptx::pack_bf16x2(v0, v1), ptx::pack_bf16x2(v2, v3)};
+    store_bf16_words(static_cast<unsigned short*>(args.d) + idx, col, words, aligned);
   }
 }
 
@@ -169,7 +200,7 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
 // lanes 2 and 3 pair 2q + 1. Lane l then holds 8 consecutive columns, 32q + 8l .. + 7, of each row half: one 16-byte
 // store each, a quad's four covering 64 contiguous bytes of a row (register stores of 8 bytes: 32), half the store
 // instructions for 2 exchanges per 16-byte store. (A template so that its static_assert applies only where it is
-// called.) Rows of N % 8 != 0 store element by element.
+// called.) Rows of N % 8 != 0 take narrower stores (store_bf16_words).
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                   int rows, int d_row0, int n0, int lane, bool aligned) {
@@ -199,14 +230,8 @@ __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const
       const int c = n0 + 32 * q + 16 * (upper ? 1 : 0) + 8 * (lane & 1);
       if (r >= rows) continue;
       unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
-      if (kN % 8 == 0 && aligned && c + 7 < kN) {
-        *reinterpret_cast<uint4*>(d) = v;
-      } else {
-        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          if (c + i < kN) d[i] = static_cast<unsigned short>(words[i / 2] >> (16 * (i % 2)));
-      }
+      const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+      store_bf16_words(d, c, words, aligned);
     }
   }
 }

@@ -437,12 +437,6 @@ __device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
   return r;
 }
 
-__device__ __forceinline__ unsigned short to_bf16(float x) {
-  unsigned short r;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
-  return r;
-}
-
 // bf16 -> f32 is exact: the bf16 bits are the top half of the float.
 __device__ __forceinline__ float bf16_to_f32(unsigned short x) {
   float r;

@@ -1,8 +1,8 @@
 """A model of one warp's register epilogue on a 128-wide tile: which (row, column) each lane's register holds after
 the wgmma fragment, to_store_layout (fp8_gemm_epilogue.cuh) and the extra exchanges of store_wave_bf16x8 (lane ^ 2,
-16-byte bf16 stores), store_wave_f32_lines (partner lane ^ 4, or ^ 16 in kgrouped_f32_lines16.patch: 4 rows x 128
-bytes) and c_lines.patch's line layout (the same cells, exchanged in place: its slots stored and C loaded there), and
-that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
+16-byte bf16 stores), the f32 line stores as first written (store_wave_f32_lines, exchanging inside the store loop:
+partner lane ^ 4, or ^ 16 in kgrouped_f32_lines16.patch: 4 rows x 128 bytes) and to_line_layout, which replaced it
+(c_lines.patch: the same cells, exchanged in place; its slots stored and C loaded there), and that their stores write every cell of the warp's 16 x 128 block exactly once with its own value.
 
     python3 benchmarks/experiments/store_layout_model.py
 """

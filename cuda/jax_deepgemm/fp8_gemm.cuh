@@ -764,26 +764,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           const bool aligned =
               ((reinterpret_cast<unsigned long long>(args.d) | reinterpret_cast<unsigned long long>(args.c)) & 15) == 0;
 #pragma unroll
-          for (int v = 0; v < kWaves; ++v) to_store_layout(out[v], lane);
-          if constexpr (kCKind != 0) add_c(args.c, out, wave_row0, tile.rows, tile.d_row0, n0, lane, aligned);
+          for (int v = 0; v < kWaves; ++v) {
+            to_store_layout(out[v], lane);
+            if constexpr (kF32LineStores && kCKind != 0) to_line_layout(out[v], lane);  // C loads in lines too
+          }
+          if constexpr (kCKind != 0)
+            add_c<kF32LineStores>(args.c, out, wave_row0, tile.rows, tile.d_row0, n0, lane, aligned);
 #pragma unroll
           for (int v = 0; v < kWaves; ++v) {
             if constexpr (!kOutF32 && kNumChunks % 4 == 0) {
               store_wave_bf16x8(args, out[v], wave_row0[v], tile.rows, tile.d_row0, n0, lane, aligned);
-            } else if constexpr (kF32LineStores) {
-              store_wave_f32_lines(args, out[v], wave_row0[v], tile.rows, tile.d_row0, n0, lane, aligned);
             } else {
-#pragma unroll
-              for (int p = 0; p < kNumChunks / 2; ++p) {
-                const int col = store_col(n0, p, lane);
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const int r = wave_row0[v] + 8 * h;
-                  if (r < tile.rows)
-                    store_quad(args, tile.d_row0 + r, col, out[v][8 * p + 2 * h], out[v][8 * p + 2 * h + 1],
-                               out[v][8 * p + 4 + 2 * h], out[v][8 * p + 4 + 2 * h + 1], aligned);
-                }
-              }
+              if constexpr (kF32LineStores && kCKind == 0) to_line_layout(out[v], lane);
+              store_wave<kF32LineStores>(args, out[v], wave_row0[v], tile.rows, tile.d_row0, n0, lane, aligned);
             }
           }
         }

@@ -13,7 +13,7 @@ namespace fp8_gemm {
 // are slot A = out[8p + 2h], out[8p + 2h + 1] and slot B = out[8p + 4 + 2h], out[8p + 4 + 2h + 1], at columns
 // store_col(p, lane) .. + 3: lanes 0, 2 take chunk 2p's columns 0-3 / 4-7, lanes 1, 3 chunk 2p + 1's. bf16 stores of
 // tiles whose width is a multiple of 32 take one more exchange to 16 bytes (store_wave_bf16x8, NOTES 105), and so do
-// k-grouped f32 stores, to cover whole 128-byte lines (store_wave_f32_lines, NOTES 106).
+// k-grouped f32 tiles' stores and loads of C, to cover whole 128-byte lines (to_line_layout, NOTES 106).
 __device__ __forceinline__ int store_col(int n0, int p, int lane) {
   return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2);
 }
@@ -36,6 +36,52 @@ __device__ __forceinline__ void to_store_layout(float (&out)[kAccRegs], int lane
           b = got;
         }
       }
+}
+
+// k-grouped f32 tiles (kF32LineStores) take one more exchange after the store layout, with the lane four over (lane ^
+// 4: the same place in the neighbouring quad, whose rows are the next ones), so that each 16-byte access of a warp
+// covers 4 rows x 32 columns (128 contiguous bytes of a row: whole lines where N % 32 == 0; rows 2 apart) instead of 8
+// rows x 16 columns. Of chunk pairs 2j and 2j + 1, the even quad keeps pair 2j of its rows and takes the odd quad's,
+// the odd quad pair 2j + 1 of both; each lane's slots of pair 2j then hold the even row of the two, of pair 2j + 1 the
+// odd row (slot_row, slot_col). With C, every wave is exchanged before C is loaded, so that C's loads cover lines too;
+// without, each wave just before its stores.
+// Where they serve: k-grouped f32 tiles with C measured 0.7% to 1.3% faster with them than with 8 rows x 64 bytes
+// (N from 1024 to 8192, M from 2048 to 7168), but 4% to 5% slower at N = 2048 (a store's rows 16 KB apart; every M
+// and group count tried), unexplained. The partner four quads over (lane ^ 16: consecutive rows) lost 0.1-0.4% there,
+// and gained nothing elsewhere. Short-K k-grouped tiles without C: no change; dense f32 with C: 0.6% slower
+// (NOTES 106). Against the exchange made inside the store loop and C loaded in the store layout, this order measured
+// 0.2-0.3% faster with C (N 4096 and 7168), without C 1.5% faster at 8192 tokens per group, 1.1% slower at 1024
+// (NOTES 107).
+constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && kN * 4 != 8192;
+template <int kChunks = kNumChunks>  // (a template: its static_assert applies only where it is called)
+__device__ __forceinline__ void to_line_layout(float (&out)[kAccRegs], int lane) {
+  static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
+  const bool odd = lane & 4;  // the odd quad sends its pair 2j, the even one its pair 2j + 1
+#pragma unroll
+  for (int j = 0; j < kChunks / 4; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float& a = out[8 * (2 * j) + 2 * h + (e & 1) + 4 * (e >> 1)];  // pair 2j
+        float& b = out[8 * (2 * j + 1) + 2 * h + (e & 1) + 4 * (e >> 1)];  // pair 2j + 1
+        const float got = ptx::shfl_xor_f32(odd ? a : b, 4);
+        if (odd) {
+          a = got;
+        } else {
+          b = got;
+        }
+      }
+}
+
+// The row (from row0: wave_row0 + 8h) and first column of a lane's four values of slot pair p, row half h.
+template <bool kLines>
+__device__ __forceinline__ int slot_row(int row0, int p, int lane) {
+  return kLines ? row0 - ((lane >> 2) & 1) + (p & 1) : row0;
+}
+template <bool kLines>
+__device__ __forceinline__ int slot_col(int n0, int p, int lane) {
+  return kLines ? store_col(n0, (p & ~1) + ((lane >> 2) & 1), lane) : store_col(n0, p, lane);
 }
 
 // Whether the four columns at `col` can move as one vector: inside N, and (N % 4 == 0, and D's and C's addresses
@@ -105,6 +151,7 @@ __device__ __forceinline__ float c_quad_value(const CQuadBitsOf<kKind>& bits, in
 // (registers; wider batches spilled at 176- and 192-wide tiles) by making the next batch's row index depend on this
 // batch's sums.
 constexpr int kCBatchPairs = 8;
+template <bool kLines>
 __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRegs], const int (&wave_row0)[kWaves],
                                       int rows, int d_row0, int n0, int lane, bool aligned) {
   constexpr int kPairs = kNumChunks / 2, kBatch = kCBatchPairs < kPairs ? kCBatchPairs : kPairs;
@@ -118,8 +165,9 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
       for (int j = 0; j < kBatch && p0 + j < kPairs; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int r = wave_row0[v] + 8 * h;
-          bits[j][h] = r < rows ? load_c_quad(c, static_cast<int>(row_base) + r, store_col(n0, p0 + j, lane), aligned)
+          const int r = slot_row<kLines>(wave_row0[v] + 8 * h, p0 + j, lane);
+          bits[j][h] = r < rows ? load_c_quad(c, static_cast<int>(row_base) + r, slot_col<kLines>(n0, p0 + j, lane),
+                                              aligned)
                                 : CQuadBits{};
         }
 #pragma unroll
@@ -127,7 +175,7 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int i = 8 * (p0 + j) + 2 * h;
-          const bool vector = vector4(store_col(n0, p0 + j, lane), aligned);
+          const bool vector = vector4(slot_col<kLines>(n0, p0 + j, lane), aligned);
           out[v][i + 0] += c_quad_value(bits[j][h], 0, vector);
           out[v][i + 1] += c_quad_value(bits[j][h], 1, vector);
           out[v][i + 4] += c_quad_value(bits[j][h], 2, vector);
@@ -236,42 +284,18 @@ __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const
   }
 }
 
-// f32 out, tiles of whole 32-column chunk quads: one exchange with the lane four over (lane ^ 4: the same place in the
-// neighbouring quad, whose rows are the next ones) after the store layout. Of chunk pairs 2j and 2j + 1, the even
-// quad keeps pair 2j of its rows and takes the odd quad's, the odd quad pair 2j + 1 of both: each 16-byte store of a
-// warp then covers 4 rows x 32 columns (128 contiguous bytes of a row: whole lines where N % 32 == 0; rows 2 apart)
-// instead of 8 rows x 16 columns, for 4 exchanges per lane and pair quad; as many stores as before.
-// Where they serve: k-grouped f32 tiles with C measured 0.7% to 1.3% faster with them than with 8 rows x 64 bytes
-// (N from 1024 to 8192, M from 2048 to 7168), but 4% to 5% slower at N = 2048 (a store's rows 16 KB apart; every M
-// and group count tried), unexplained. The partner four quads over (lane ^ 16: consecutive rows) lost 0.1-0.4% there,
-// and gained nothing elsewhere. Short-K k-grouped tiles without C: no change; dense f32 with C: 0.6% slower
-// (NOTES 106).
-constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && kN * 4 != 8192;
-template <int kChunks = kNumChunks>
-__device__ __forceinline__ void store_wave_f32_lines(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
-                                                     int rows, int d_row0, int n0, int lane, bool aligned) {
-  static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
-  const bool odd = lane & 4;  // the odd quad: its rows are the even one's + 1
+// The register epilogue's stores of one wave in the store layout (kLines: the line layout), only rows < rows.
+template <bool kLines>
+__device__ __forceinline__ void store_wave(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0, int rows,
+                                           int d_row0, int n0, int lane, bool aligned) {
 #pragma unroll
-  for (int j = 0; j < kChunks / 4; ++j)
+  for (int p = 0; p < kNumChunks / 2; ++p)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int i0 = 8 * (2 * j) + 2 * h, i1 = i0 + 8;  // this lane's four values of pair 2j / 2j + 1
-      const float p0[4] = {out[i0], out[i0 + 1], out[i0 + 4], out[i0 + 5]};
-      const float p1[4] = {out[i1], out[i1 + 1], out[i1 + 4], out[i1 + 5]};
-      float first[4], second[4];  // the even row's and the odd row's (selected per element: no local arrays)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float got = ptx::shfl_xor_f32(odd ? p0[e] : p1[e], 4);
-        first[e] = odd ? got : p0[e];
-        second[e] = odd ? p1[e] : got;
-      }
-      const int r = row0 + 8 * h, even_row = odd ? r - 1 : r;
-      const int col = store_col(n0, odd ? 2 * j + 1 : 2 * j, lane);
-      if (even_row < rows)
-        store_quad(args, d_row0 + even_row, col, first[0], first[1], first[2], first[3], aligned);
-      if (even_row + 1 < rows)
-        store_quad(args, d_row0 + even_row + 1, col, second[0], second[1], second[2], second[3], aligned);
+      const int r = slot_row<kLines>(row0 + 8 * h, p, lane);
+      if (r < rows)
+        store_quad(args, d_row0 + r, slot_col<kLines>(n0, p, lane), out[8 * p + 2 * h], out[8 * p + 2 * h + 1],
+                   out[8 * p + 4 + 2 * h], out[8 * p + 4 + 2 * h + 1], aligned);
     }
 }
 

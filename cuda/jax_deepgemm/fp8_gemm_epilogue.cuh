@@ -88,8 +88,14 @@ __device__ __forceinline__ int slot_col(int n0, int p, int lane) {
 // 16-byte aligned, `aligned`) at a vector-aligned address.
 __device__ __forceinline__ bool vector4(int col, bool aligned) { return kN % 4 == 0 && aligned && col + 3 < kN; }
 
-// C's raw bits at (row, col .. col + 3), 0 past N: f32 as four floats, bf16 as two 32-bit words (or, elementwise, four
-// 16-bit values). They become floats only after a whole batch is loaded (c_quad_value): a conversion inside the
+// Whether bf16 C at `col` comes as packed pairs (c_quad_value): a vector of four, or where N % 4 == 2, pairs inside N
+// (rows of even N are 4-byte aligned; N % 4 == 0 keeps vector4's code).
+__device__ __forceinline__ bool c_pairs(int col, bool aligned) {
+  return kN % 4 == 0 ? vector4(col, aligned) : kN % 2 == 0 && aligned && col + 1 < kN;
+}
+
+// C's raw bits at (row, col .. col + 3), 0 past N: f32 as four floats, bf16 as two 32-bit words (c_pairs; or,
+// elementwise, four 16-bit values). Loads as wide as the rows allow (as the stores, store_bf16_words). They become floats only after a whole batch is loaded (c_quad_value): a conversion inside the
 // bounds check's branch would wait there for its load.
 template <int kKind>
 struct CQuadBitsOf {
@@ -112,6 +118,9 @@ __device__ __forceinline__ CQuadBitsOf<kKind> load_c_quad(const void* c, int row
       const uint2 w = *reinterpret_cast<const uint2*>(c16);
       bits.w[0] = w.x;
       bits.w[1] = w.y;
+    } else if (kN % 4 != 0 && c_pairs(col, aligned)) {
+      bits.w[0] = *reinterpret_cast<const unsigned int*>(c16);
+      if (col + 3 < kN) bits.w[1] = *reinterpret_cast<const unsigned int*>(c16 + 2);
     } else {
 #pragma unroll
       for (int i = 0; i < 4; ++i)
@@ -125,6 +134,15 @@ __device__ __forceinline__ CQuadBitsOf<kKind> load_c_quad(const void* c, int row
       bits.v[1] = f.y;
       bits.v[2] = f.z;
       bits.v[3] = f.w;
+    } else if (kN % 4 != 0 && kN % 2 == 0 && aligned && col + 1 < kN) {
+      const float2 f = *reinterpret_cast<const float2*>(c32);
+      bits.v[0] = f.x;
+      bits.v[1] = f.y;
+      if (col + 3 < kN) {
+        const float2 g = *reinterpret_cast<const float2*>(c32 + 2);
+        bits.v[2] = g.x;
+        bits.v[3] = g.y;
+      }
     } else {
 #pragma unroll
       for (int i = 0; i < 4; ++i)
@@ -135,9 +153,9 @@ __device__ __forceinline__ CQuadBitsOf<kKind> load_c_quad(const void* c, int row
 }
 
 template <int kKind = kCKind>
-__device__ __forceinline__ float c_quad_value(const CQuadBitsOf<kKind>& bits, int i, bool vector) {
+__device__ __forceinline__ float c_quad_value(const CQuadBitsOf<kKind>& bits, int i, bool pairs) {
   if constexpr (kKind == 1) {
-    const unsigned int w = vector ? bits.w[i / 2] >> (16 * (i % 2)) : bits.w[i];
+    const unsigned int w = pairs ? bits.w[i / 2] >> (16 * (i % 2)) : bits.w[i];
     return ptx::bf16_to_f32((unsigned short)(w & 0xFFFFu));
   } else {
     return bits.v[i];
@@ -175,11 +193,11 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int i = 8 * (p0 + j) + 2 * h;
-          const bool vector = vector4(slot_col<kLines>(n0, p0 + j, lane), aligned);
-          out[v][i + 0] += c_quad_value(bits[j][h], 0, vector);
-          out[v][i + 1] += c_quad_value(bits[j][h], 1, vector);
-          out[v][i + 4] += c_quad_value(bits[j][h], 2, vector);
-          out[v][i + 5] += c_quad_value(bits[j][h], 3, vector);
+          const bool pairs = c_pairs(slot_col<kLines>(n0, p0 + j, lane), aligned);
+          out[v][i + 0] += c_quad_value(bits[j][h], 0, pairs);
+          out[v][i + 1] += c_quad_value(bits[j][h], 1, pairs);
+          out[v][i + 4] += c_quad_value(bits[j][h], 2, pairs);
+          out[v][i + 5] += c_quad_value(bits[j][h], 3, pairs);
         }
       ptx::depend_on(row_base, out[v][8 * (p0 + kBatch < kPairs ? p0 + kBatch : kPairs) - 1]);
     }

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran in session 64: NOTES 107 and tests/gpu_runs/2026-11-30_session64/ say what it measured and what was taken.
 # Prepared in session 63, not run (device time spent). bf16_n4_stores.patch: where N % 8 == 4, the register epilogue's
 # bf16 stores of whole chunk quads (store_wave_bf16x8) write each lane's 8 columns as two 8-byte stores (one at a
 # row's last 4 columns) instead of 8 element stores: rows of such N are 8-byte aligned but not 16. Before NOTES 105's

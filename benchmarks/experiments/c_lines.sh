@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran in session 64: NOTES 107 and tests/gpu_runs/2026-11-30_session64/ say what it measured and what was taken.
 # Prepared in session 63, not run (device time spent). c_lines.patch: the k-grouped f32 tiles' line layout (NOTES 106)
 # made in place before C is added (to_line_layout), so that C is loaded as whole 128-byte lines too (4 rows x 32
 # columns per warp load instead of 8 rows x 16), and every f32 / bf16 register store goes through one store loop

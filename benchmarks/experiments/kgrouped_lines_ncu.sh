@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Ran in session 64: NOTES 107 and tests/gpu_runs/2026-11-30_session64/ say what it measured and what was taken.
 # Prepared in session 63, not run (device time spent): why the k-grouped f32 line stores (lane ^ 4) lose 4-5% at
 # N = 2048 and gain ~1% at every other N tried (NOTES 106). Nsight Compute, clocks left free, one launch each of
 # tools/profile_one.py k_grouped (with C) at N = 2048 and 4096, two sides: old (the tree: 8 rows x 64 bytes at

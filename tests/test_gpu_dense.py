@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.gpu,
 
 SHAPES = [  # (M, N, K): tiny, odd, DeepSeek-V3's dense shapes, 256 x 128 tiles in clusters over long K,
     # 128 x 4096 x 7168 (split K on an H200 only: its bandwidth), and N % 8 == 4 (no TMA store; the register stores
-    # of 128-wide tiles, the H200's choice here, go element by element where N % 8 != 0: NOTES 105)
+    # of 128-wide tiles, the H200's choice here, 8 bytes wide: NOTES 107)
     (1, 16, 16), (1, 2112, 7168), (3, 130, 200), (7, 131, 129), (64, 2112, 7168), (128, 24576, 1536),
     (128, 7168, 16384), (130, 150, 200), (257, 4096, 7168), (1000, 7168, 2048), (4096, 2112, 7168),
     (4096, 7168, 2048), (4096, 32768, 512), (2304, 3072, 16384), (128, 4096, 7168), (1000, 1540, 2048),
@@ -116,7 +116,7 @@ def test_dense_bf16_out_is_the_f32_result_rounded(m, n, k):
     assert_matches(out, *_expected(a, b), BF16)
 
 
-# C with an odd N (N % 4 != 0: the register epilogue's elementwise loads and stores instead of 4-wide vectors,
+# C with an odd N (the register epilogue's elementwise loads and stores instead of 4-wide vectors,
 # NOTES 36 / 41) and an M tail, both C types.
 @pytest.mark.parametrize("c_dtype", [BF16, F32])
 def test_dense_c_with_odd_n(c_dtype):

@@ -18,24 +18,27 @@ __device__ __forceinline__ int store_col(int n0, int p, int lane) {
   return n0 + 16 * p + 8 * (lane & 1) + 2 * (lane & 2);
 }
 
+// One exchange between a lane and the lane kMask over: the upper one (lane & kMask) gives its b for the lower one's
+// a; the upper lane's a then holds the lower lane's b, and the lower lane's b the upper lane's a.
+template <int kMask>
+__device__ __forceinline__ void trade(float& a, float& b, bool upper) {
+  const float got = ptx::shfl_xor_f32(upper ? a : b, kMask);
+  if (upper) {
+    a = got;
+  } else {
+    b = got;
+  }
+}
+
 __device__ __forceinline__ void to_store_layout(float (&out)[kAccRegs], int lane) {
-  const bool odd = lane & 1;  // odd lanes keep slot B (their chunk 2p + 1 columns) and receive slot A, even ones the
-                              // reverse: each sends the slot its neighbour needs
+  // odd lanes keep slot B (their chunk 2p + 1 columns) and receive slot A, even ones the reverse: each sends the
+  // slot its neighbour needs
 #pragma unroll
   for (int p = 0; p < kNumChunks / 2; ++p)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        float& a = out[8 * p + 2 * h + i];
-        float& b = out[8 * p + 4 + 2 * h + i];
-        const float got = ptx::shfl_xor_f32(odd ? a : b, 1);
-        if (odd) {
-          a = got;
-        } else {
-          b = got;
-        }
-      }
+      for (int i = 0; i < 2; ++i) trade<1>(out[8 * p + 2 * h + i], out[8 * p + 4 + 2 * h + i], lane & 1);
 }
 
 // k-grouped f32 tiles (kF32LineStores) take one more exchange after the store layout, with the lane four over (lane ^
@@ -56,21 +59,15 @@ constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && k
 template <int kChunks = kNumChunks>  // (a template: its static_assert applies only where it is called)
 __device__ __forceinline__ void to_line_layout(float (&out)[kAccRegs], int lane) {
   static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
-  const bool odd = lane & 4;  // the odd quad sends its pair 2j, the even one its pair 2j + 1
+  // the odd quad sends its pair 2j, the even one its pair 2j + 1
 #pragma unroll
   for (int j = 0; j < kChunks / 4; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float& a = out[8 * (2 * j) + 2 * h + (e & 1) + 4 * (e >> 1)];  // pair 2j
-        float& b = out[8 * (2 * j + 1) + 2 * h + (e & 1) + 4 * (e >> 1)];  // pair 2j + 1
-        const float got = ptx::shfl_xor_f32(odd ? a : b, 4);
-        if (odd) {
-          a = got;
-        } else {
-          b = got;
-        }
+        const int i = 2 * h + (e & 1) + 4 * (e >> 1);
+        trade<4>(out[8 * (2 * j) + i], out[8 * (2 * j + 1) + i], lane & 4);
       }
 }
 

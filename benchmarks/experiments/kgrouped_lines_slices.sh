@@ -7,8 +7,9 @@
 # sectors' tag lookups (hit / miss).
 # Prediction: if a line store's four rows 16 KB apart land on the same slices, `all` at N = 2048 shows a max / avg of
 # write requests (and of slice active cycles) well above old's at 2048 and both sides' at 4096 (say 1.5x against
-# ~1.05x); if the ratios match, the loss is not in which slices the writes reach, and ncu's warp stall sampling of the
-# epilogue (experiments/run_ncu.sh, ncu_stalls.py) is next. More write misses for `all` would point at the L2's write allocation instead.
+# ~1.05x); if the ratios match, the loss is not in which slices the writes reach, and ncu's warp stall sampling of
+# the epilogue (experiments/run_ncu.sh, ncu_stalls.py) is next. More write misses for `all` would point at the L2's
+# write allocation instead.
 #   bash benchmarks/experiments/kgrouped_lines_slices.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh

@@ -24,6 +24,8 @@
 #                             ~90 s, against ~5 min in one); `rows`, two rounds: ragged 128 x 192 on one dense
 #                             problem (dense_as_grouped.py), moe_models.py's LAYERS (ragged, masked decode) as LABEL,
 #                             grouped_rows.py's KINDS
+#   ab_ncu METRICS OP SHAPES...   Nsight Compute's METRICS (comma-separated) of one launch of tools/profile_one.py OP
+#                             SHAPE per side (AB_SIDES) and shape, clocks free; lines prefixed "side shape | "
 # The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
@@ -116,4 +118,16 @@ ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's 
   ab_rows 2 1 150 moe_models.py "$label" "$@" --ragged-only --masked | tee -a "$OUT/moe_rows.txt"
   AB_ROUNDS=2 ab_grouped $kinds | tee -a "$OUT/table_rows.txt"
   echo "done in $((SECONDS - start)) s"
+}
+ab_ncu() {  # metrics, the profile_one.py op, then its shapes
+  local metrics=$1 op=$2 side shape ncu; shift 2
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for side in ${AB_SIDES:-new old}; do
+    ab_use "$side"
+    for shape in "$@"; do
+      JDG_PROFILE_RUNS=1 DG_JIT_CACHE_DIR=/tmp/ab_cache_$side timeout -k 5 150 "$ncu" -k regex:jdg_fp8_gemm -c 1 \
+        --clock-control none --metrics "$metrics" python tools/profile_one.py "$op" "$shape" 2>&1 |
+        grep -E "lts__|dram__|gpu__|sm__|smsp__|rror" | sed "s/^/$side $shape | /"
+    done
+  done
 }

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Ran in session 64: NOTES 107 and tests/gpu_runs/2026-11-30_session64/ say what it measured and what was taken.
+# (What ran is 01_/run.sh there; its loop is now ab_ncu. kgrouped_f32_lines_all.patch no longer applies since
+# to_line_layout: kgrouped_lines_every_n.patch is the same side for the tree, used by kgrouped_lines_slices.sh.)
 # Prepared in session 63, not run (device time spent): why the k-grouped f32 line stores (lane ^ 4) lose 4-5% at
 # N = 2048 and gain ~1% at every other N tried (NOTES 106). Nsight Compute, clocks left free, one launch each of
 # tools/profile_one.py k_grouped (with C) at N = 2048 and 4096, two sides: old (the tree: 8 rows x 64 bytes at
@@ -16,16 +18,8 @@ set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_setup; ab_sent
 ab_side all benchmarks/experiments/kgrouped_f32_lines_all.patch
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 metrics=lts__t_requests_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_write.sum
 metrics+=,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read.sum
 metrics+=,lts__t_sectors_srcunit_ltcfabric.sum,dram__bytes_write.sum,dram__bytes_read.sum,gpu__time_duration.sum
-for side in old all; do
-  ab_use "$side"
-  for shape in 4,4096,2048,8192 4,4096,4096,8192; do
-    JDG_PROFILE_RUNS=1 DG_JIT_CACHE_DIR=/tmp/ab_cache_$side timeout -k 5 150 "$NCU" -k regex:jdg_fp8_gemm -c 1 \
-      --clock-control none --metrics "$metrics" python tools/profile_one.py k_grouped "$shape" 2>&1 |
-      grep -E "lts__|dram__|gpu__" | sed "s/^/$side $shape | /"
-  done
-done | tee "$OUT/kgrouped_lines_ncu.txt"
+AB_SIDES="old all" ab_ncu "$metrics" k_grouped 4,4096,2048,8192 4,4096,4096,8192 | tee "$OUT/kgrouped_lines_ncu.txt"
 ab_use old; date -u >>"$OUT/machine.txt"

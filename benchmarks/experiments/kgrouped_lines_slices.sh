@@ -15,19 +15,11 @@ set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_setup; ab_sent
 ab_side all benchmarks/experiments/kgrouped_lines_every_n.patch
-NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 metrics=""
 for m in lts__t_requests_srcunit_tex_op_write lts__t_sectors_srcunit_tex_op_write lts__cycles_active; do
   metrics+=${metrics:+,}$m.avg,$m.max,$m.min
 done
 metrics+=,lts__t_sectors_srcunit_tex_op_write_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum
 metrics+=,gpu__time_duration.sum
-for side in old all; do
-  ab_use "$side"
-  for shape in 4,4096,2048,8192 4,4096,4096,8192; do
-    JDG_PROFILE_RUNS=1 DG_JIT_CACHE_DIR=/tmp/ab_cache_$side timeout -k 5 100 "$NCU" -k regex:jdg_fp8_gemm -c 1 \
-      --clock-control none --metrics "$metrics" python tools/profile_one.py k_grouped "$shape" 2>&1 |
-      grep -E "lts__|gpu__|rror" | sed "s/^/$side $shape | /"
-  done
-done | tee "$OUT/kgrouped_lines_slices.txt"
+AB_SIDES="old all" ab_ncu "$metrics" k_grouped 4,4096,2048,8192 4,4096,4096,8192 | tee "$OUT/kgrouped_lines_slices.txt"
 ab_use old; date -u >>"$OUT/machine.txt"

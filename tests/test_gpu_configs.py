@@ -125,7 +125,6 @@ def test_dense_per_row_scales(config, capfd):
     _check_config(capfd, "fp8_gemm", config)
 
 
-
 # The register epilogue's store widths (store_bf16_words, store_quad): rows of N % 8 == 4, 2, 6 and odd N (no TMA
 # store: rows not 16-byte multiples), bf16 and f32 out, tile widths a multiple of 32 (bf16: the 16-byte exchange,
 # store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
@@ -142,6 +141,7 @@ def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
         line, fields = _last_config(capfd, "fp8_gemm")
     assert (fields["block_n"], fields["tma_store"]) == (block_n, 0), line
     assert_matches(out, expected, bound, out_dtype)
+
 
 # skewed_one_expert_g16: whole tiles of one expert, which take the K loop without the row-selecting promotion
 @pytest.mark.parametrize("name", ["ids_change_inside_blocks", "aligned_runs_and_padding", "garbage_32bit",

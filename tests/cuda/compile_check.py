@@ -289,8 +289,10 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
         for bm, bn in [(256, 128), (128, 192), (64, 32)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 7168, 16384, cluster=2), True))
-        # N % 8 == 4: the bf16 register stores of whole chunk quads take their narrower path (NOTES 105)
+        # rows that are not 16-byte multiples take narrower register stores (NOTES 107): N % 8 == 4 (8 bytes, whole
+        # chunk quads), N % 4 == 2 with bf16 C (4-byte words and C pairs, tiles of 144)
         jobs.append((cfg(128, 128, max_stages(128, 128), 1540, 2048), True))
+        jobs.append((cfg(128, 144, max_stages(128, 144), 1538, 2048, ckind=1), True))
         # dense clusters over an odd N-block count (33 of 64: the last one's tiles pair along M), and grouped ones
         # refused there
         jobs.append((cfg(256, 64, max_stages(256, 64, 0, 1), 2112, 7168, cluster=2, tma_store=1), True))

@@ -143,6 +143,23 @@ def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
     assert_matches(out, expected, bound, out_dtype)
 
 
+# bf16 rows of N % 8 != 0 in tiles of whole chunk quads: each lane's 16-byte store shifted to the row's alignment,
+# columns taken from the next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last
+# lane in the same quad), 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none.
+@pytest.mark.parametrize("n,block_n,with_c", [(7, 32, True), (13, 64, False), (1541, 64, True), (1537, 128, False),
+                                              (1543, 192, True), (1539, 32, False), (2116, 192, False)])
+def test_dense_shifted_bf16_stores(monkeypatch, capfd, n, block_n, with_c):
+    m, k = 270, 384
+    a, b = dense._operands(m, n, k)
+    c = randn(seed_of("shifted-c", m, n), (m, n), BF16) if with_c else None
+    expected, bound = dense._expected(a, b, c)
+    with _forced(monkeypatch, DG_TUNE_BLOCK_M=128, DG_TUNE_BLOCK_N=block_n):
+        out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=BF16))(a, b, c)
+        line, fields = _last_config(capfd, "fp8_gemm")
+    assert (fields["block_n"], fields["tma_store"]) == (block_n, 0), line
+    assert_matches(out, expected, bound, BF16)
+
+
 # skewed_one_expert_g16: whole tiles of one expert, which take the K loop without the row-selecting promotion
 @pytest.mark.parametrize("name", ["ids_change_inside_blocks", "aligned_runs_and_padding", "garbage_32bit",
                                   "skewed_one_expert_g16"])

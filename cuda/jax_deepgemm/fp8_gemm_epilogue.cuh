@@ -263,40 +263,130 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
 // pair 2q + 1 (lanes 1 and 3 their columns 8-15): lanes 0 and 1 keep pair 2q and take their partner's half of it,
 // lanes 2 and 3 pair 2q + 1. Lane l then holds 8 consecutive columns, 32q + 8l .. + 7, of each row half: one 16-byte
 // store each, a quad's four covering 64 contiguous bytes of a row (register stores of 8 bytes: 32), half the store
-// instructions for 2 exchanges per 16-byte store. (A template so that its static_assert applies only where it is
-// called.) Rows of N % 8 != 0 take narrower stores (store_bf16_words).
+// instructions for 2 exchanges per 16-byte store. Passes each row half h's 8 columns of chunk quad q, 4 words, to
+// use(h, words) as soon as they are made.
+template <class Use>
+__device__ __forceinline__ void bf16x8_words(const float (&out)[kAccRegs], int q, int lane, Use use) {
+  const bool upper = lane & 2;  // keeps pair 2q + 1
+  unsigned int mine[2][2][2];   // [pair 2q / 2q + 1][row half][word]: this lane's 4 columns of each
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int i = 8 * (2 * q + j) + 2 * h;
+      mine[j][h][0] = ptx::pack_bf16x2(out[i], out[i + 1]);
+      mine[j][h][1] = ptx::pack_bf16x2(out[i + 4], out[i + 5]);
+    }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    unsigned int got[2];
+#pragma unroll
+    for (int w = 0; w < 2; ++w) got[w] = ptx::shfl_xor_u32(upper ? mine[0][h][w] : mine[1][h][w], 2);
+    // Columns 0-3 of the kept pair's 8 are the lower lane's (lane & 2 == 0), 4-7 the upper one's.
+    const unsigned int* kept = upper ? mine[1][h] : mine[0][h];
+    use(h, upper ? make_uint4(got[0], got[1], kept[0], kept[1]) : make_uint4(kept[0], kept[1], got[0], got[1]));
+  }
+}
+
+__device__ __forceinline__ unsigned short bf16_of(const unsigned int (&w)[4], int j) {
+  return static_cast<unsigned short>(w[j / 2] >> (16 * (j % 2)));
+}
+
+// Rows of odd N start at any 2-byte offset, where element stores cost 2.7x the time of N % 8 == 0's 16-byte ones
+// (4096 x 7169 x 2048, NOTES 107). So a lane's 8 columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
+// t (0 .. kShiftedStoreCols - 1, per row) the columns to the next boundary of kShiftedStoreCols columns, the last t
+// of them taken from the lane that holds columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's
+// lane 0 in the next chunk quad). All but a row's first t and last 8 - t columns of the tile then move in aligned
+// vector stores; those are stored by the row's first and last lane. Shifted to 16 bytes, rows of even N ran slower
+// than with their own narrower stores (N % 4 == 0: 8-byte, 20% slower; NOTES 108), so they keep those.
+constexpr int kShiftedStoreCols = 8;  // 8 columns: one 16-byte store per lane; 4: two 8-byte ones
+template <int kChunks = kNumChunks>
+__device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs],
+                                                          int row0, int rows, int d_row0, int n0, int lane) {
+  constexpr int kQuads = kChunks / 4, kNextWords = kShiftedStoreCols / 2;  // words needed from the next lane
+  unsigned int words[kQuads][2][4];
+#pragma unroll
+  for (int q = 0; q < kQuads; ++q)
+    bf16x8_words(out, q, lane, [&](int h, uint4 v) {
+      words[q][h][0] = v.x;
+      words[q][h][1] = v.y;
+      words[q][h][2] = v.z;
+      words[q][h][3] = v.w;
+    });
+  const bool first = (lane & 3) == 0, last = (lane & 3) == 3;
+  const int next_lane = (lane & ~3) | ((lane + 1) & 3);
+#pragma unroll
+  for (int q = 0; q < kQuads; ++q)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      unsigned int x[4 + kNextWords];  // this lane's 8 columns, then the next lane's first (lane 0 sends its next
+                                       // quad's, for lane 3)
+#pragma unroll
+      for (int w = 0; w < 4; ++w) x[w] = words[q][h][w];
+#pragma unroll
+      for (int w = 0; w < kNextWords; ++w) {
+        const unsigned int send = first && q + 1 < kQuads ? words[q + 1][h][w] : words[q][h][w];
+        x[4 + w] = static_cast<unsigned int>(ptx::shfl_s32(static_cast<int>(send), next_lane));
+      }
+      const int r = row0 + 8 * h;
+      if (r >= rows) continue;
+      const int c = n0 + 32 * q + 8 * (lane & 3);
+      unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
+      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) &
+                    (kShiftedStoreCols - 1);
+      // columns c + t .. + 7 as words: x's words a .. a + 4 (a = t / 2), shifted by a column where t is odd
+      unsigned int y[5], win[4];
+#pragma unroll
+      for (int k = 0; k < 5; ++k) {
+        const unsigned int z = t & 2 ? x[k + 1] : x[k];
+        if constexpr (kShiftedStoreCols == 8) {
+          y[k] = t & 4 ? (t & 2 ? x[k + 3] : x[k + 2]) : z;
+        } else {
+          y[k] = z;
+        }
+      }
+#pragma unroll
+      for (int m = 0; m < 4; ++m) win[m] = __funnelshift_r(y[m], y[m + 1], 16 * (t & 1));
+      int valid = kN - (c + t);  // the window's columns inside N, and inside the tile for its last lane
+      if (last && q == kQuads - 1 && valid > 8 - t) valid = 8 - t;
+      if (valid >= 8) {
+        if constexpr (kShiftedStoreCols == 8) {
+          *reinterpret_cast<uint4*>(d + t) = make_uint4(win[0], win[1], win[2], win[3]);
+        } else {
+          *reinterpret_cast<uint2*>(d + t) = make_uint2(win[0], win[1]);
+          *reinterpret_cast<uint2*>(d + t + 4) = make_uint2(win[2], win[3]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          if (j < valid) d[t + j] = bf16_of(win, j);
+      }
+      if (first && q == 0) {  // the row's first t columns
+        const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
+#pragma unroll
+        for (int j = 0; j < kShiftedStoreCols - 1; ++j)
+          if (j < t && c + j < kN) d[j] = bf16_of(own, j);
+      }
+    }
+}
+
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                   int rows, int d_row0, int n0, int lane, bool aligned) {
   static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
-  const bool upper = lane & 2;  // keeps pair 2q + 1
+  if constexpr (kN % 2 != 0) {
+    store_wave_bf16x8_shifted(args, out, row0, rows, d_row0, n0, lane);
+  } else {
 #pragma unroll
-  for (int q = 0; q < kChunks / 4; ++q) {
-    unsigned int mine[2][2][2];  // [pair 2q / 2q + 1][row half][word]: this lane's 4 columns of each
-#pragma unroll
-    for (int j = 0; j < 2; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int i = 8 * (2 * q + j) + 2 * h;
-        mine[j][h][0] = ptx::pack_bf16x2(out[i], out[i + 1]);
-        mine[j][h][1] = ptx::pack_bf16x2(out[i + 4], out[i + 5]);
-      }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      unsigned int got[2];
-#pragma unroll
-      for (int w = 0; w < 2; ++w) got[w] = ptx::shfl_xor_u32(upper ? mine[0][h][w] : mine[1][h][w], 2);
-      // Columns 0-3 of the kept pair's 8 are the lower lane's (lane & 2 == 0), 4-7 the upper one's.
-      const unsigned int* kept = upper ? mine[1][h] : mine[0][h];
-      const uint4 v = upper ? make_uint4(got[0], got[1], kept[0], kept[1])
-                            : make_uint4(kept[0], kept[1], got[0], got[1]);
-      const int r = row0 + 8 * h;
-      const int c = n0 + 32 * q + 16 * (upper ? 1 : 0) + 8 * (lane & 1);
-      if (r >= rows) continue;
-      unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
-      const unsigned int words[4] = {v.x, v.y, v.z, v.w};
-      store_bf16_words(d, c, words, aligned);
-    }
+    for (int q = 0; q < kChunks / 4; ++q)
+      bf16x8_words(out, q, lane, [&](int h, uint4 v) {
+        const int r = row0 + 8 * h;
+        const int c = n0 + 32 * q + 8 * (lane & 3);
+        if (r >= rows) return;
+        unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
+        const unsigned int words[4] = {v.x, v.y, v.z, v.w};
+        store_bf16_words(d, c, words, aligned);
+      });
   }
 }
 

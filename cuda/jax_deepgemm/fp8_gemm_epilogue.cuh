@@ -294,16 +294,15 @@ __device__ __forceinline__ unsigned short bf16_of(const unsigned int (&w)[4], in
 
 // Rows of odd N start at any 2-byte offset, where element stores cost 2.7x the time of N % 8 == 0's 16-byte ones
 // (4096 x 7169 x 2048, NOTES 107). So a lane's 8 columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
-// t (0 .. kShiftedStoreCols - 1, per row) the columns to the next boundary of kShiftedStoreCols columns, the last t
-// of them taken from the lane that holds columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's
-// lane 0 in the next chunk quad). All but a row's first t and last 8 - t columns of the tile then move in aligned
-// vector stores; those are stored by the row's first and last lane. Shifted to 16 bytes, rows of even N ran slower
-// than with their own narrower stores (N % 4 == 0: 8-byte, 20% slower; NOTES 108), so they keep those.
-constexpr int kShiftedStoreCols = 8;  // 8 columns: one 16-byte store per lane; 4: two 8-byte ones
+// t (0-7, per row) the columns to the row's next 16-byte boundary, the last t of them taken from the lane that holds
+// columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's lane 0 in the next chunk quad). All but a
+// row's first t and last 8 - t columns of the tile then move in aligned stores; those are stored by the row's first
+// and last lane. NVVM splits the uint4 store below into four 4-byte stores (NOTES 108: 4096 x 7169 x 2048 273 -> 165
+// us as it is; experiments/bf16_shifted_v4.patch, prepared, keeps it one 16-byte store).
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs],
                                                           int row0, int rows, int d_row0, int n0, int lane) {
-  constexpr int kQuads = kChunks / 4, kNextWords = kShiftedStoreCols / 2;  // words needed from the next lane
+  constexpr int kQuads = kChunks / 4;
   unsigned int words[kQuads][2][4];
 #pragma unroll
   for (int q = 0; q < kQuads; ++q)
@@ -319,12 +318,11 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
   for (int q = 0; q < kQuads; ++q)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      unsigned int x[4 + kNextWords];  // this lane's 8 columns, then the next lane's first (lane 0 sends its next
-                                       // quad's, for lane 3)
+      unsigned int x[8];  // this lane's 8 columns, then the next lane's (lane 0 sends its next quad's, for lane 3)
 #pragma unroll
       for (int w = 0; w < 4; ++w) x[w] = words[q][h][w];
 #pragma unroll
-      for (int w = 0; w < kNextWords; ++w) {
+      for (int w = 0; w < 4; ++w) {
         const unsigned int send = first && q + 1 < kQuads ? words[q + 1][h][w] : words[q][h][w];
         x[4 + w] = static_cast<unsigned int>(ptx::shfl_s32(static_cast<int>(send), next_lane));
       }
@@ -332,30 +330,20 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
       if (r >= rows) continue;
       const int c = n0 + 32 * q + 8 * (lane & 3);
       unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
-      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) &
-                    (kShiftedStoreCols - 1);
+      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) & 7;
       // columns c + t .. + 7 as words: x's words a .. a + 4 (a = t / 2), shifted by a column where t is odd
       unsigned int y[5], win[4];
 #pragma unroll
       for (int k = 0; k < 5; ++k) {
         const unsigned int z = t & 2 ? x[k + 1] : x[k];
-        if constexpr (kShiftedStoreCols == 8) {
-          y[k] = t & 4 ? (t & 2 ? x[k + 3] : x[k + 2]) : z;
-        } else {
-          y[k] = z;
-        }
+        y[k] = t & 4 ? (t & 2 ? x[k + 3] : x[k + 2]) : z;
       }
 #pragma unroll
       for (int m = 0; m < 4; ++m) win[m] = __funnelshift_r(y[m], y[m + 1], 16 * (t & 1));
       int valid = kN - (c + t);  // the window's columns inside N, and inside the tile for its last lane
       if (last && q == kQuads - 1 && valid > 8 - t) valid = 8 - t;
       if (valid >= 8) {
-        if constexpr (kShiftedStoreCols == 8) {
-          *reinterpret_cast<uint4*>(d + t) = make_uint4(win[0], win[1], win[2], win[3]);
-        } else {
-          *reinterpret_cast<uint2*>(d + t) = make_uint2(win[0], win[1]);
-          *reinterpret_cast<uint2*>(d + t + 4) = make_uint2(win[2], win[3]);
-        }
+        *reinterpret_cast<uint4*>(d + t) = make_uint4(win[0], win[1], win[2], win[3]);
       } else {
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -364,7 +352,7 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
       if (first && q == 0) {  // the row's first t columns
         const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
 #pragma unroll
-        for (int j = 0; j < kShiftedStoreCols - 1; ++j)
+        for (int j = 0; j < 7; ++j)
           if (j < t && c + j < kN) d[j] = bf16_of(own, j);
       }
     }

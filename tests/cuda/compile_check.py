@@ -7,7 +7,7 @@ runtime uses them: --gpu-architecture=sm_90a -std=c++17 -default-device -I<repo>
 few with nvcc. It fails on any error or warning, checks that a stage count one past the shared-memory limit is
 rejected by the kernel's static_assert, and reports registers and spills per configuration. With cuobjdump (and
 nvdisasm) on PATH it also checks the SASS: 4 QGMMA per K block, no local-memory traffic unless ptxas reported
-spills, and the promotion's FFMAs interleaving their yield flags (without a CUDA toolkit:
+spills, the promotion's FFMAs interleaving their yield flags, and the register epilogue's widest stores (without a CUDA toolkit:
 `pip install --target DIR nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, then DIR/nvidia/cu13/bin on PATH).
 
     python3 tests/cuda/compile_check.py            # full sweep
@@ -190,8 +190,23 @@ def ffma_yield_flags(sass: str) -> list[int]:
     return flags
 
 
-def check_sass(cubin: bytes, spilled: bool, block_m: int, block_n: int):
+def widest_register_store(cfg) -> str | None:
+    """The SASS store the register epilogue's widest path should compile to (store_bf16_words, store_quad, NOTES 105
+    and 107), where D's rows allow a vector: a store the compiler splits runs at the narrower width's speed (NOTES
+    108). None where there is no vector store to look for (the TMA-store epilogue; odd N)."""
+    n, bn = cfg["N"], cfg["BLOCK_N"]
+    if cfg.get("TMA_STORE") or n % 2:
+        return None
+    if cfg["OUT_F32"]:
+        return "STG.E.128" if n % 4 == 0 else "STG.E.64"
+    if n % 8 == 0 and bn % 32 == 0:  # whole chunk quads: 8 columns per lane
+        return "STG.E.128"
+    return "STG.E.64" if n % 4 == 0 else None  # (N % 4 == 2: 4-byte STG.E, not told apart from element stores)
+
+
+def check_sass(cubin: bytes, spilled: bool, cfg: dict):
     """(ok, message). Skipped (ok) when cuobjdump is not on PATH."""
+    block_m, block_n = cfg["BLOCK_M"], cfg["BLOCK_N"]
     if not shutil.which("cuobjdump"):
         return True, "sass: skipped (no cuobjdump)"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
@@ -223,6 +238,10 @@ def check_sass(cubin: bytes, spilled: bool, block_m: int, block_n: int):
         if not 0.25 <= cleared / len(yields) <= 0.75:
             ok = False
             msgs.append(f"FFMA yield flags not interleaved ({cleared} of {len(yields)} cleared)")
+    store = widest_register_store(cfg)
+    if store and not re.search(re.escape(store) + r"\s", sass):
+        ok = False
+        msgs.append(f"no {store}: the register epilogue's widest store was split or not taken")
     warn_serial = "serializ" in sass.lower()
     if warn_serial:
         msgs.append("serialization note in SASS")
@@ -240,7 +259,7 @@ def run_one(job):
         res["regs"], res["spill"] = parse_ptxas(log)
         spilled = bool(res["spill"] and (res["spill"][1] or res["spill"][2]))
         if ok:
-            res["sass_ok"], res["sass"] = check_sass(cubin, spilled, cfg["BLOCK_M"], cfg["BLOCK_N"])
+            res["sass_ok"], res["sass"] = check_sass(cubin, spilled, cfg)
     else:
         # must fail, through our static_assert (False: the one about shared memory; a string: the one saying that)
         reason = expect_ok or "do not fit in shared memory"

@@ -358,6 +358,8 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
     }
 }
 
+// bf16 stores of one wave of whole chunk quads (bf16x8_words' layout), only rows < rows: shifted at odd N, else as
+// wide as D's rows allow (store_bf16_words). (A template so that its static_assert applies only where it is called.)
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                   int rows, int d_row0, int n0, int lane, bool aligned) {

@@ -125,16 +125,11 @@ def test_dense_per_row_scales(config, capfd):
     _check_config(capfd, "fp8_gemm", config)
 
 
-# The register epilogue's store widths (store_bf16_words, store_quad): rows of N % 8 == 4, 2, 6 and odd N (no TMA
-# store: rows not 16-byte multiples), bf16 and f32 out, tile widths a multiple of 32 (bf16: the 16-byte exchange,
-# store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
-@pytest.mark.parametrize("n", [1540, 1538, 1542, 1537])
-@pytest.mark.parametrize("block_n", [128, 144])
-@pytest.mark.parametrize("out_dtype", [BF16, F32])
-def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
-    m, k = 300, 640
+def _register_stores(monkeypatch, capfd, m, n, k, block_n, out_dtype, c_seed):
+    """One dense problem in 128 x block_n tiles through the register epilogue (N % 8 != 0: no TMA store), C drawn
+    from c_seed (None: no C), against the oracle."""
     a, b = dense._operands(m, n, k)
-    c = randn(seed_of("widths-c", m, n), (m, n), out_dtype)
+    c = randn(seed_of(c_seed, m, n), (m, n), out_dtype) if c_seed else None
     expected, bound = dense._expected(a, b, c)
     with _forced(monkeypatch, DG_TUNE_BLOCK_M=128, DG_TUNE_BLOCK_N=block_n):
         out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c)
@@ -143,21 +138,24 @@ def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
     assert_matches(out, expected, bound, out_dtype)
 
 
-# bf16 rows of N % 8 != 0 in tiles of whole chunk quads: each lane's 16-byte store shifted to the row's alignment,
-# columns taken from the next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last
-# lane in the same quad), 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none.
+# The register epilogue's store widths (store_bf16_words, store_quad): rows of N % 8 == 4, 2, 6 and odd N (no TMA
+# store: rows not 16-byte multiples), bf16 and f32 out, tile widths a multiple of 32 (bf16: the 16-byte exchange,
+# store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
+@pytest.mark.parametrize("n", [1540, 1538, 1542, 1537])
+@pytest.mark.parametrize("block_n", [128, 144])
+@pytest.mark.parametrize("out_dtype", [BF16, F32])
+def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
+    _register_stores(monkeypatch, capfd, 300, n, 640, block_n, out_dtype, "widths-c")
+
+
+# bf16 rows of odd N in tiles of whole chunk quads: stores shifted to each row's alignment, columns taken from the
+# next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last lane in the same quad),
+# 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none; and N % 4 == 0 in 6 chunk
+# quads (2116, its own 8-byte stores).
 @pytest.mark.parametrize("n,block_n,with_c", [(7, 32, True), (13, 64, False), (1541, 64, True), (1537, 128, False),
                                               (1543, 192, True), (1539, 32, False), (2116, 192, False)])
 def test_dense_shifted_bf16_stores(monkeypatch, capfd, n, block_n, with_c):
-    m, k = 270, 384
-    a, b = dense._operands(m, n, k)
-    c = randn(seed_of("shifted-c", m, n), (m, n), BF16) if with_c else None
-    expected, bound = dense._expected(a, b, c)
-    with _forced(monkeypatch, DG_TUNE_BLOCK_M=128, DG_TUNE_BLOCK_N=block_n):
-        out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=BF16))(a, b, c)
-        line, fields = _last_config(capfd, "fp8_gemm")
-    assert (fields["block_n"], fields["tma_store"]) == (block_n, 0), line
-    assert_matches(out, expected, bound, BF16)
+    _register_stores(monkeypatch, capfd, 270, n, 384, block_n, BF16, "shifted-c" if with_c else None)
 
 
 # skewed_one_expert_g16: whole tiles of one expert, which take the K loop without the row-selecting promotion

@@ -17,6 +17,8 @@
 #   ab_grouped KINDS          grouped_rows.py once per side per round, lines prefixed "side " ("side rR " with
 #                             AB_ROUNDS)
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
+#   ab_split_tests NAME IDS N LIMIT   ab_tests over the test ids in file IDS, split among N processes of LIMIT seconds
+#                             (logs $OUT/tests_NAME_NN.log)
 #   ab_kgrouped_tests NAME LIMIT   the k-grouped cases of test_gpu_grouped.py and test_gpu_configs.py with side new's
 #                             headers, in 4 processes of LIMIT seconds (logs $OUT/tests_NAME_0*.log)
 #   ab_ragged_masked PATCH tests|rows LABEL KINDS LAYERS...   HEAD + PATCH against HEAD for ragged and masked
@@ -85,16 +87,17 @@ ab_tests() {  # name, pytest arguments
     tr -cd . | wc -c) passed, $(head -1 "$OUT/tests_$name.log" | tr -cd F | wc -c) failed"
   echo "$name: $summary"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }
+ab_split_tests() {  # name, a file of test ids, processes, time limit: ab_tests over the ids split among processes
+  rm -f "/tmp/ab_split_$1_"*; split -n "r/$3" -d "$2" "/tmp/ab_split_$1_"
+  local part
+  for part in "/tmp/ab_split_$1_"*; do JDG_TEST_LIMIT=$4 ab_tests "$1_${part##*_}" $(cat "$part") & done
+  wait
+}
 ab_kgrouped_tests() {  # name, time limit: the k-grouped cases of the grouped and configs GPU files, side new, 4 processes
   ab_use new
   python -I -m pytest tests/test_gpu_grouped.py tests/test_gpu_configs.py -k k_grouped --collect-only -q \
     -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/kg_ids.txt
-  rm -f /tmp/kg_ids_*; split -n r/4 -d /tmp/kg_ids.txt /tmp/kg_ids_
-  local part
-  for part in /tmp/kg_ids_0*; do
-    DG_JIT_CACHE_DIR=/tmp/ab_cache_new JDG_TEST_LIMIT=$2 ab_tests "$1_${part##*_}" $(cat "$part") &
-  done
-  wait
+  DG_JIT_CACHE_DIR=/tmp/ab_cache_new ab_split_tests "$1" /tmp/kg_ids.txt 4 "$2"
 }
 ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's kinds ("contiguous masked"), layers...
   ab_patch_vs_head "$1"

@@ -21,10 +21,7 @@ python -I -m pytest tests/test_gpu_configs.py -k "store_widths or shifted" --col
 grep -E "1537|shifted" /tmp/sh_ids.txt | grep -v "2116" >/tmp/sh_odd_ids.txt
 for side in ${AB_TEST_SIDES:-new s8}; do
   ab_use $side; ids=/tmp/sh_ids.txt; [ $side = new ] || ids=/tmp/sh_odd_ids.txt
-  rm -f /tmp/sh_part_*; split -n r/6 -d $ids /tmp/sh_part_
-  for part in /tmp/sh_part_0*; do
-    DG_JIT_CACHE_DIR=/tmp/ab_cache_$side JDG_TEST_LIMIT=150 ab_tests "${side}_${part##*_}" $(cat "$part") &
-  done; wait
+  DG_JIT_CACHE_DIR=/tmp/ab_cache_$side ab_split_tests $side $ids 6 150
 done
 AB_SIDES=${AB_SIDES:-new s8 old} ab_dense 2 4096,7169,2048 4096,2113,7168 4096,50257,4096 128,50257,4096 4096,7172,2048 \
   4096,7170,2048 | tee "$OUT/rows.txt"

@@ -23,7 +23,7 @@ for side in ${AB_TEST_SIDES:-new s8}; do
   ab_use $side; ids=/tmp/sh_ids.txt; [ $side = new ] || ids=/tmp/sh_odd_ids.txt
   DG_JIT_CACHE_DIR=/tmp/ab_cache_$side ab_split_tests $side $ids 6 150
 done
-AB_SIDES=${AB_SIDES:-new s8 old} ab_dense 2 4096,7169,2048 4096,2113,7168 4096,50257,4096 128,50257,4096 4096,7172,2048 \
-  4096,7170,2048 | tee "$OUT/rows.txt"
+AB_SIDES=${AB_SIDES:-new s8 old} ab_dense 2 4096,7169,2048 4096,2113,7168 4096,50257,4096 128,50257,4096 \
+  4096,7172,2048 4096,7170,2048 | tee "$OUT/rows.txt"
 ab_use new
 date -u >>"$OUT/machine.txt"

@@ -7,8 +7,9 @@ runtime uses them: --gpu-architecture=sm_90a -std=c++17 -default-device -I<repo>
 few with nvcc. It fails on any error or warning, checks that a stage count one past the shared-memory limit is
 rejected by the kernel's static_assert, and reports registers and spills per configuration. With cuobjdump (and
 nvdisasm) on PATH it also checks the SASS: 4 QGMMA per K block, no local-memory traffic unless ptxas reported
-spills, the promotion's FFMAs interleaving their yield flags, and the register epilogue's widest stores (without a CUDA toolkit:
-`pip install --target DIR nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, then DIR/nvidia/cu13/bin on PATH).
+spills, the promotion's FFMAs interleaving their yield flags, and the register epilogue's widest stores (without
+a CUDA toolkit: `pip install --target DIR nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm`, then DIR/nvidia/cu13/bin on
+PATH).
 
     python3 tests/cuda/compile_check.py            # full sweep
     python3 tests/cuda/compile_check.py --quick    # a dozen configurations

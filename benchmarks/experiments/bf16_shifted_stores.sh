@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Ran in session 65: NOTES 108 and tests/gpu_runs/2026-11-30_session65/ say what it measured and what was taken.
+# (As compiled, both sides' vector stores were split into 4-byte stores, found after the run in the SASS; s8's patch
+# applies to 56239ad's tree only. experiments/bf16_shifted_v4.sh is the prepared 16-byte form.)
 # bf16 rows of odd N in the register epilogue (store_wave_bf16x8_shifted): each lane's 8 columns stored shifted to
 # the row's alignment, the columns past its own taken from the next lane; side new: one 16-byte store per lane, side
 # s8 (bf16_shifted_8byte.patch): two 8-byte ones; side old: the headers of the commit in .ab_old/cuda (git archive

@@ -313,7 +313,7 @@ def sweep(quick: bool):
         # chunk quads), N % 4 == 2 with bf16 C (4-byte words and C pairs, tiles of 144)
         jobs.append((cfg(128, 128, max_stages(128, 128), 1540, 2048), True))
         jobs.append((cfg(128, 144, max_stages(128, 144), 1538, 2048, ckind=1), True))
-        # odd N: 16-byte stores shifted to each row's alignment (store_wave_bf16x8_shifted, NOTES 108), several chunk
+        # odd N: stores shifted to each row's alignment (store_wave_bf16x8_shifted, NOTES 108), several chunk
         # quads per tile, and one with bf16 C where N is below the tile's width
         jobs.append((cfg(256, 128, max_stages(256, 128), 7169, 2048), True))
         jobs.append((cfg(128, 32, max_stages(128, 32), 7, 2048, ckind=1), True))

@@ -140,7 +140,7 @@ def _register_stores(monkeypatch, capfd, m, n, k, block_n, out_dtype, c_seed):
 
 # The register epilogue's store widths (store_bf16_words, store_quad): rows of N % 8 == 4, 2, 6 and odd N (no TMA
 # store: rows not 16-byte multiples), bf16 and f32 out, tile widths a multiple of 32 (bf16: the 16-byte exchange,
-# store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
+# shifted to the rows' alignment, store_wave_bf16x8) and not, N tails inside the last tile, an M tail, C added.
 @pytest.mark.parametrize("n", [1540, 1538, 1542, 1537])
 @pytest.mark.parametrize("block_n", [128, 144])
 @pytest.mark.parametrize("out_dtype", [BF16, F32])
@@ -148,12 +148,13 @@ def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
     _register_stores(monkeypatch, capfd, 300, n, 640, block_n, out_dtype, "widths-c")
 
 
-# bf16 rows of odd N in tiles of whole chunk quads: stores shifted to each row's alignment, columns taken from the
-# next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last lane in the same quad),
-# 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none; and N % 4 == 0 in 6 chunk
-# quads (2116, its own 8-byte stores).
+# bf16 rows of N % 8 != 0 in tiles of whole chunk quads: stores shifted to each row's alignment, columns taken from
+# the next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last lane in the same
+# quad), 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none; odd N, and
+# N % 4 == 0 and 2 (2116, 1538: rows at 8- and 4-byte offsets).
 @pytest.mark.parametrize("n,block_n,with_c", [(7, 32, True), (13, 64, False), (1541, 64, True), (1537, 128, False),
-                                              (1543, 192, True), (1539, 32, False), (2116, 192, False)])
+                                              (1543, 192, True), (1539, 32, False), (2116, 192, False),
+                                              (1538, 64, True)])
 def test_dense_shifted_bf16_stores(monkeypatch, capfd, n, block_n, with_c):
     _register_stores(monkeypatch, capfd, 270, n, 384, block_n, BF16, "shifted-c" if with_c else None)
 

@@ -205,7 +205,7 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
 // N % 8 == 0, 8-byte where N % 4 == 0, 4-byte (a pair) where N % 2 == 0, element stores only at odd N; f32 16-byte
 // where N % 4 == 0, 8-byte where N % 2 == 0 (`aligned`: D itself 16-byte aligned). Narrower stores cost far more than
 // their count: element stores of bf16 rows of N % 8 == 4 ran 4096 x 7172 x 2048 2.2x slower than 8-byte ones
-// (NOTES 107).
+// (NOTES 107). (bf16 tiles of whole chunk quads store 16 bytes at any N: store_wave_bf16x8_shifted.)
 // kWords 32-bit words of bf16 pairs, columns c .. c + 2 * kWords - 1 (c a multiple of 2 * kWords), those < N.
 template <int kWords>
 __device__ __forceinline__ void store_bf16_words(unsigned short* d, int c, const unsigned int (&w)[kWords],
@@ -292,13 +292,14 @@ __device__ __forceinline__ unsigned short bf16_of(const unsigned int (&w)[4], in
   return static_cast<unsigned short>(w[j / 2] >> (16 * (j % 2)));
 }
 
-// Rows of odd N start at any 2-byte offset, where element stores cost 2.7x the time of N % 8 == 0's 16-byte ones
-// (4096 x 7169 x 2048, NOTES 107). So a lane's 8 columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
+// Rows of N % 8 != 0 start at any 2-byte offset (odd N) or 4- or 8-byte one, where element stores cost 2.7x the time
+// of N % 8 == 0's 16-byte ones (4096 x 7169 x 2048, NOTES 107), and 4- or 8-byte ones 1.6x or 1.25x. So a lane's 8
+// columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
 // t (0-7, per row) the columns to the row's next 16-byte boundary, the last t of them taken from the lane that holds
 // columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's lane 0 in the next chunk quad). All but a
 // row's first t and last 8 - t columns of the tile then move in aligned stores; those are stored by the row's first
-// and last lane. NVVM splits the uint4 store below into four 4-byte stores (NOTES 108: 4096 x 7169 x 2048 273 -> 165
-// us as it is; experiments/bf16_shifted_v4.patch, prepared, keeps it one 16-byte store).
+// and last lane. Each lane's 8 columns as one 16-byte store (st_global_v4: NVVM split a uint4 store here into four
+// 4-byte ones). 4096 x 7169 x 2048 273 -> 126 us, 4096 x 7170 x 2048 160 -> 123, 7172 127 -> 118 (NOTES 108, 109).
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs],
                                                           int row0, int rows, int d_row0, int n0, int lane) {
@@ -343,7 +344,7 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
       int valid = kN - (c + t);  // the window's columns inside N, and inside the tile for its last lane
       if (last && q == kQuads - 1 && valid > 8 - t) valid = 8 - t;
       if (valid >= 8) {
-        *reinterpret_cast<uint4*>(d + t) = make_uint4(win[0], win[1], win[2], win[3]);
+        ptx::st_global_v4(d + t, win[0], win[1], win[2], win[3]);
       } else {
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -358,13 +359,13 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
     }
 }
 
-// bf16 stores of one wave of whole chunk quads (bf16x8_words' layout), only rows < rows: shifted at odd N, else as
-// wide as D's rows allow (store_bf16_words). (A template so that its static_assert applies only where it is called.)
+// bf16 stores of one wave of whole chunk quads (bf16x8_words' layout), only rows < rows: shifted at N % 8 != 0, else
+// 16 bytes wide (store_bf16_words). (A template so that its static_assert applies only where it is called.)
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
                                                   int rows, int d_row0, int n0, int lane, bool aligned) {
   static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
-  if constexpr (kN % 2 != 0) {
+  if constexpr (kN % 8 != 0) {
     store_wave_bf16x8_shifted(args, out, row0, rows, d_row0, n0, lane);
   } else {
 #pragma unroll

@@ -345,6 +345,12 @@ __device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v)
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
+// One 16-byte store to global memory at a 16-byte aligned address. (NVVM split a uint4 store through a pointer of
+// 2-byte elements at a computed offset into four 32-bit stores, NOTES 108; PTX's vector store cannot be split.)
+__device__ __forceinline__ void st_global_v4(void* p, unsigned int a, unsigned int b, unsigned int c, unsigned int d) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
 // Four 8x8 matrices of 16-bit elements from a warp's fragments into shared memory: lane l holds element pair
 // (row l / 4, columns 2 (l % 4), +1) of matrix j in r_j (the mma / wgmma accumulator layout), and gives the address
 // of row l % 8 of matrix l / 8 (16 bytes, 16-byte aligned).

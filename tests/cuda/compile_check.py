@@ -194,13 +194,13 @@ def ffma_yield_flags(sass: str) -> list[int]:
 def widest_register_store(cfg) -> str | None:
     """The SASS store the register epilogue's widest path should compile to (store_bf16_words, store_quad, NOTES 105
     and 107), where D's rows allow a vector: a store the compiler splits runs at the narrower width's speed (NOTES
-    108). None where there is no vector store to look for (the TMA-store epilogue; odd N)."""
+    108). None where there is no vector store to look for (the TMA-store epilogue; odd N in f32)."""
     n, bn = cfg["N"], cfg["BLOCK_N"]
-    if cfg.get("TMA_STORE") or n % 2:
+    if cfg.get("TMA_STORE") or (n % 2 and cfg["OUT_F32"]):
         return None
     if cfg["OUT_F32"]:
         return "STG.E.128" if n % 4 == 0 else "STG.E.64"
-    if n % 8 == 0 and bn % 32 == 0:  # whole chunk quads: 8 columns per lane
+    if bn % 32 == 0:  # whole chunk quads: 8 columns per lane (shifted to the rows' alignment at N % 8 != 0)
         return "STG.E.128"
     return "STG.E.64" if n % 4 == 0 else None  # (N % 4 == 2: 4-byte STG.E, not told apart from element stores)
 

@@ -292,14 +292,48 @@ __device__ __forceinline__ unsigned short bf16_of(const unsigned int (&w)[4], in
   return static_cast<unsigned short>(w[j / 2] >> (16 * (j % 2)));
 }
 
+// The 8 columns starting t (0-7) columns into x's 16 (two per word), as 4 words: x's words t / 2 .. t / 2 + 4,
+// shifted by a column where t is odd (selects, not indexing: x stays in registers).
+__device__ __forceinline__ void window8(const unsigned int (&x)[8], int t, unsigned int (&win)[4]) {
+  unsigned int y[5];
+#pragma unroll
+  for (int k = 0; k < 5; ++k) {
+    const unsigned int z = t & 2 ? x[k + 1] : x[k];
+    y[k] = t & 4 ? (t & 2 ? x[k + 3] : x[k + 2]) : z;
+  }
+#pragma unroll
+  for (int m = 0; m < 4; ++m) win[m] = __funnelshift_r(y[m], y[m + 1], 16 * (t & 1));
+}
+
+__device__ __forceinline__ unsigned int word_of(const unsigned int (&w)[4], int i) {
+  return i & 2 ? (i & 1 ? w[3] : w[2]) : (i & 1 ? w[1] : w[0]);
+}
+
+// The first n (1-7) columns of a 16-byte aligned block of bf16 (w: its 8 columns) at p, in at most three stores
+// aligned to their width (8, 4, 2 bytes) instead of n element stores.
+__device__ __forceinline__ void store_block_head(unsigned short* p, const unsigned int (&w)[4], int n) {
+  if (n & 4) *reinterpret_cast<uint2*>(p) = make_uint2(w[0], w[1]);
+  if (n & 2) *reinterpret_cast<unsigned int*>(p + (n & 4)) = n & 4 ? w[2] : w[0];
+  if (n & 1) p[n & 6] = static_cast<unsigned short>(word_of(w, (n & 6) / 2));
+}
+
+// Columns from .. 7 (from 1-7) of a 16-byte aligned block of bf16 (w: its 8 columns) at p, the same way.
+__device__ __forceinline__ void store_block_tail(unsigned short* p, const unsigned int (&w)[4], int from) {
+  if (from & 1) p[from] = static_cast<unsigned short>(word_of(w, from / 2) >> 16);
+  const int e = (from + 1) & 6;  // the next even column (8 wraps to 0: none left)
+  if (e == 2 || e == 6) *reinterpret_cast<unsigned int*>(p + e) = word_of(w, e / 2);
+  if (e != 0 && e <= 4) *reinterpret_cast<uint2*>(p + 4) = make_uint2(w[2], w[3]);
+}
+
 // Rows of N % 8 != 0 start at any 2-byte offset (odd N) or 4- or 8-byte one, where element stores cost 2.7x the time
 // of N % 8 == 0's 16-byte ones (4096 x 7169 x 2048, NOTES 107), and 4- or 8-byte ones 1.6x or 1.25x. So a lane's 8
 // columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
 // t (0-7, per row) the columns to the row's next 16-byte boundary, the last t of them taken from the lane that holds
 // columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's lane 0 in the next chunk quad). All but a
 // row's first t and last 8 - t columns of the tile then move in aligned stores; those are stored by the row's first
-// and last lane. Each lane's 8 columns as one 16-byte store (st_global_v4: NVVM split a uint4 store here into four
-// 4-byte ones). 4096 x 7169 x 2048 273 -> 126 us, 4096 x 7170 x 2048 160 -> 123, 7172 127 -> 118 (NOTES 108, 109).
+// and last lane, in at most three stores each (store_block_tail, store_block_head). Each lane's 8 columns as one
+// 16-byte store (st_global_v4: NVVM split a uint4 store here into four 4-byte ones). 4096 x 7169 x 2048 273 -> 119
+// us, 4096 x 7170 x 2048 160 -> 117, 7172 127 -> 114 (NOTES 108, 109).
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs],
                                                           int row0, int rows, int d_row0, int n0, int lane) {
@@ -332,29 +366,27 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
       const int c = n0 + 32 * q + 8 * (lane & 3);
       unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
       const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) & 7;
-      // columns c + t .. + 7 as words: x's words a .. a + 4 (a = t / 2), shifted by a column where t is odd
-      unsigned int y[5], win[4];
-#pragma unroll
-      for (int k = 0; k < 5; ++k) {
-        const unsigned int z = t & 2 ? x[k + 1] : x[k];
-        y[k] = t & 4 ? (t & 2 ? x[k + 3] : x[k + 2]) : z;
-      }
-#pragma unroll
-      for (int m = 0; m < 4; ++m) win[m] = __funnelshift_r(y[m], y[m + 1], 16 * (t & 1));
+      unsigned int win[4];  // columns c + t .. + 7
+      window8(x, t, win);
       int valid = kN - (c + t);  // the window's columns inside N, and inside the tile for its last lane
       if (last && q == kQuads - 1 && valid > 8 - t) valid = 8 - t;
       if (valid >= 8) {
         ptx::st_global_v4(d + t, win[0], win[1], win[2], win[3]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < 8; ++j)
-          if (j < valid) d[t + j] = bf16_of(win, j);
+      } else if (valid > 0) {
+        store_block_head(d + t, win, valid);
       }
-      if (first && q == 0) {  // the row's first t columns
-        const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
+      if (first && q == 0 && t > 0) {  // the row's first t columns: the end of the 16-byte block before d + t
+        if (t <= kN - c) {
+          const unsigned int own[8] = {0u, 0u, 0u, 0u, x[0], x[1], x[2], x[3]};
+          unsigned int before[4];  // columns c + t - 8 .. c + t - 1
+          window8(own, t, before);
+          store_block_tail(d + t - 8, before, 8 - t);
+        } else {
+          const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
 #pragma unroll
-        for (int j = 0; j < 7; ++j)
-          if (j < t && c + j < kN) d[j] = bf16_of(own, j);
+          for (int j = 0; j < 7; ++j)
+            if (j < t && c + j < kN) d[j] = bf16_of(own, j);
+        }
       }
     }
 }

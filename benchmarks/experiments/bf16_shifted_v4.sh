@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 65 (NOTES 108), not run. The odd-N shifted stores of store_wave_bf16x8_shifted as one 16-byte
+# Prepared in session 65 (NOTES 108), run in session 66 (NOTES 109: side even taken).
+# The odd-N shifted stores of store_wave_bf16x8_shifted as one 16-byte
 # PTX store per lane (bf16_shifted_v4.patch; the tree's uint4 store compiles to four 4-byte stores: NVVM split it,
 # SASS shows STG.E x4 per lane), and the same at every N % 8 != 0 (side even: + bf16_shifted_v4_even.patch), against
 # the tree (side old). SASS of the patch (nvdisasm): 16 STG.E.128 per 256 x 128 tile's wave pair, no spills.

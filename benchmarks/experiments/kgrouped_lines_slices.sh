@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Prepared in session 64, not run (device time spent): the next probe of the k-grouped f32 line stores' loss at
+# Prepared in session 64, run in session 66 (NOTES 109: the slices are evenly loaded).
+# The next probe of the k-grouped f32 line stores' loss at
 # N = 2048 (NOTES 107: +4.7% under ncu with half the L2 write requests and the same fabric sectors and DRAM bytes).
 # The same launches as kgrouped_lines_ncu.sh (tools/profile_one.py k_grouped with C at N = 2048 and 4096; side old =
 # the tree, 8 x 64-byte stores at N = 2048; side all = kgrouped_lines_every_n.patch, to_line_layout at every N),

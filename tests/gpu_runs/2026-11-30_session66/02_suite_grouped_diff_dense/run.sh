@@ -1,0 +1,17 @@
+# Session 66 call 2 (tree with the 16-byte shifted stores at N % 8 != 0): test_gpu_grouped.py, test_differentiable.py,
+# test_gpu_dense.py, test_export.py, test_threads.py in 10 processes; then memcheck of the shifted-store cases.
+set -uo pipefail
+source benchmarks/experiments/ab_headers.sh
+python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+ab_setup; cp .run2.sh "$OUT/run.sh"
+export DG_JIT_CACHE_DIR=/tmp/jdg66
+python -I -m pytest tests/test_gpu_grouped.py tests/test_differentiable.py tests/test_gpu_dense.py tests/test_export.py \
+  tests/test_threads.py --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >"$OUT/ids.txt"
+wc -l <"$OUT/ids.txt"
+ab_split_tests s "$OUT/ids.txt" 10 $((420 - (SECONDS - start)))
+echo "tests done $((SECONDS - start)) s"
+JDG_SANITIZE_FILES="tests/test_gpu_configs.py" JDG_SANITIZE_K="shifted or store_widths" \
+  JDG_SANITIZE_LIMIT=$((560 - (SECONDS - start))) bash tools/gpu_session.sh sanitize memcheck 2>&1 | tail -4
+rm -f "$OUT/build.log"
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log 2>/dev/null) && rm -f "$OUT"/*.log
+echo "done $SECONDS s"

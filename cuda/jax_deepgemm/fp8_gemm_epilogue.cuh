@@ -210,16 +210,15 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
 template <int kWords>
 __device__ __forceinline__ void store_bf16_words(unsigned short* d, int c, const unsigned int (&w)[kWords],
                                                  bool aligned) {
-  if constexpr (kWords == 4 && kN % 8 == 0) {
+  static_assert(kWords == 2 || kN % 8 == 0, "8 columns only where rows are 16-byte multiples (else: shifted)");
+  if constexpr (kWords == 4) {
     if (aligned && c + 7 < kN) {
       *reinterpret_cast<uint4*>(d) = make_uint4(w[0], w[1], w[2], w[3]);
       return;
     }
   } else if constexpr (kN % 4 == 0) {
-    if (aligned && c + 3 < kN) {  // (kWords 4: c + 4 == N, or both halves inside)
+    if (aligned && c + 3 < kN) {
       *reinterpret_cast<uint2*>(d) = make_uint2(w[0], w[1]);
-      if constexpr (kWords == 4)
-        if (c + 7 < kN) *reinterpret_cast<uint2*>(d + 4) = make_uint2(w[2], w[3]);
       return;
     }
   } else if constexpr (kN % 2 == 0) {

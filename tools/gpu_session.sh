@@ -194,10 +194,10 @@ case "$phase" in
       # Into a file, not a pipe: `timeout` kills the sanitizer only, and its python, left running, would hold a pipe
       # open past the device call's limit (2026-11-27); that python is killed by name afterwards.
       # The sanitizer's own process sometimes ends on SIGSEGV mid-run with no report (NOTES 68; in 9 of 13 runs on
-      # 2026-11-28, NOTES 83): then it starts again on the cases that have not passed yet, while each run passes some
-      # and time is left.
+      # 2026-11-28, NOTES 83): then it starts again on the cases that have not passed yet, while time is left and no
+      # two runs in a row have passed none (one crashed before its first case passed, 2026-11-30, NOTES 109).
       : >"$OUT/$tool.log"
-      deadline=$((SECONDS + limit)); runs=0; skip=(); passed=0
+      deadline=$((SECONDS + limit)); runs=0; skip=(); passed=0; idle=0
       while :; do
         runs=$((runs + 1))
         timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest \
@@ -208,7 +208,8 @@ case "$phase" in
         rm -f "$OUT/$tool.raw.log"
         # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)
         before=$passed; passed=$(grep -cE "^tests/[^ ]+ PASSED" "$OUT/$tool.log")
-        [ "$status" = 139 ] && [ "$passed" -gt "$before" ] && [ $((deadline - SECONDS)) -gt 30 ] || break
+        if [ "$passed" -gt "$before" ]; then idle=0; else idle=$((idle + 1)); fi
+        [ "$status" = 139 ] && [ "$idle" -lt 2 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
         skip=(); while read -r id; do skip+=(--deselect "$id"); done \
           < <(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | cut -d" " -f1)  # (ids unexpanded: no globbing)
       done

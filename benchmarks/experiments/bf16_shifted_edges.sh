@@ -6,6 +6,7 @@
 # first and last quad, against one 16-byte store elsewhere; at most 6 with the patch. If store issue is part of what
 # keeps 4096 x 7169 x 2048 at 126 us against 102 at N = 7168, edges takes it to ~118-122 (and 7170, 7172, 2113 x 7168
 # alike); if the partial sectors at the tiles' edges are what costs, nothing moves.
+# Ran in session 66 (NOTES 109): 7169 127.7 -> 119.7 us; taken in the C++ form (bf16_shifted_edges_memcheck.sh).
 # From the repository root:  bash benchmarks/experiments/bf16_shifted_edges.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh

@@ -6,6 +6,7 @@
 # the tree's 16-byte one. Memcheck of that one case per side, cxx's tests and rows against edges and old, then
 # memcheck of cxx's 24 store cases. If cxx runs clean and edges crashes again, the crash is the sanitizer on the
 # narrower PTX stores; cxx rows at edges' speed make it the form to take.
+# Ran in session 66 (NOTES 109): both forms ran the case clean, cxx at edges' speed: cxx taken (e60fa6c).
 # From the repository root:  bash benchmarks/experiments/bf16_shifted_edges_memcheck.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh

@@ -309,12 +309,12 @@ def sweep(quick: bool):
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 2112, 7168), True))
         for bm, bn in [(256, 128), (128, 192), (64, 32)]:
             jobs.append((cfg(bm, bn, max_stages(bm, bn), 7168, 16384, cluster=2), True))
-        # rows that are not 16-byte multiples take narrower register stores (NOTES 107): N % 8 == 4 (8 bytes, whole
-        # chunk quads), N % 4 == 2 with bf16 C (4-byte words and C pairs, tiles of 144)
+        # rows that are not 16-byte multiples (NOTES 107-109): N % 8 == 4 in whole chunk quads (16-byte stores shifted
+        # to each row's alignment), N % 4 == 2 with bf16 C in tiles of 144 (4-byte words and C pairs)
         jobs.append((cfg(128, 128, max_stages(128, 128), 1540, 2048), True))
         jobs.append((cfg(128, 144, max_stages(128, 144), 1538, 2048, ckind=1), True))
-        # odd N: stores shifted to each row's alignment (store_wave_bf16x8_shifted, NOTES 108), several chunk
-        # quads per tile, and one with bf16 C where N is below the tile's width
+        # odd N: the same shifted stores (store_wave_bf16x8_shifted, NOTES 108, 109), several chunk quads per tile,
+        # and one with bf16 C where N is below the tile's width
         jobs.append((cfg(256, 128, max_stages(256, 128), 7169, 2048), True))
         jobs.append((cfg(128, 32, max_stages(128, 32), 7, 2048, ckind=1), True))
         # dense clusters over an odd N-block count (33 of 64: the last one's tiles pair along M), and grouped ones

@@ -148,15 +148,18 @@ def test_dense_store_widths(monkeypatch, capfd, n, block_n, out_dtype):
     _register_stores(monkeypatch, capfd, 300, n, 640, block_n, out_dtype, "widths-c")
 
 
-# bf16 rows of N % 8 != 0 in tiles of whole chunk quads: stores shifted to each row's alignment, columns taken from
-# the next lane (store_wave_bf16x8_shifted). One chunk quad per tile (32: the row's first and last lane in the same
-# quad), 2, 4 and 6; N below one tile (7, 13) and a last tile of one column (1537); bf16 C or none; odd N, and
-# N % 4 == 0 and 2 (2116, 1538: rows at 8- and 4-byte offsets).
-@pytest.mark.parametrize("n,block_n,with_c", [(7, 32, True), (13, 64, False), (1541, 64, True), (1537, 128, False),
-                                              (1543, 192, True), (1539, 32, False), (2116, 192, False),
-                                              (1538, 64, True)])
-def test_dense_shifted_bf16_stores(monkeypatch, capfd, n, block_n, with_c):
-    _register_stores(monkeypatch, capfd, 270, n, 384, block_n, BF16, "shifted-c" if with_c else None)
+# Rows that are not 16-byte multiples, stored shifted to each row's alignment with units taken from the next lane
+# (store_pieces_shifted). bf16 (N % 8 != 0) in tiles of whole chunk quads: one per tile (32: the row's first and last
+# lane in the same quad), 2, 4 and 6; f32 (N % 4 != 0) in the store layout's chunk pairs: 1 (16), 3, 5, 8, 9, 12. N
+# below one tile (7, 13), a last tile of one column (1537); C or none; odd N, and bf16 N % 4 == 0 and 2 (2116, 1538:
+# rows at 8- and 4-byte offsets), f32 N % 4 == 2 (1538, 1542).
+@pytest.mark.parametrize("n,block_n,with_c,out_dtype", [
+    (7, 32, True, BF16), (13, 64, False, BF16), (1541, 64, True, BF16), (1537, 128, False, BF16),
+    (1543, 192, True, BF16), (1539, 32, False, BF16), (2116, 192, False, BF16), (1538, 64, True, BF16),
+    (7, 16, True, F32), (13, 48, False, F32), (1541, 80, True, F32), (1537, 128, False, F32),
+    (1543, 144, True, F32), (1539, 16, False, F32), (1538, 192, True, F32), (1542, 96, False, F32)])
+def test_dense_shifted_stores(monkeypatch, capfd, n, block_n, with_c, out_dtype):
+    _register_stores(monkeypatch, capfd, 270, n, 384, block_n, out_dtype, "shifted-c" if with_c else None)
 
 
 # skewed_one_expert_g16: whole tiles of one expert, which take the K loop without the row-selecting promotion

@@ -334,6 +334,7 @@ K_GROUPED = {
     "one_group": (64, 16, [896]),
     "m_and_n_tails": (130, 200, [384, 256, 128]),
     "many_groups": (96, 144, [128] * 16 + [0] * 4 + [256] * 4),
+    "odd_n": (136, 259, [384, 0, 256]),  # rows of odd N: f32 stores shifted to each row's alignment
     # 4 x 5 x 12 = 240 tiles of 256 x 128 over 32 K blocks each: two rounds on a balanced grid (heuristics.cc,
     # step 14) of 128 CTAs in clusters of 2
     "balanced_grid": (1280, 1536, [4096] * 4),

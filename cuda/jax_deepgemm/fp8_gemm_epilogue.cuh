@@ -54,8 +54,8 @@ __device__ __forceinline__ void to_store_layout(float (&out)[kAccRegs], int lane
 // and gained nothing elsewhere. Short-K k-grouped tiles without C: no change; dense f32 with C: 0.6% slower
 // (NOTES 106). Against the exchange made inside the store loop and C loaded in the store layout, this order measured
 // 0.2-0.3% faster with C (N 4096 and 7168), without C 1.5% faster at 8192 tokens per group, 1.1% slower at 1024
-// (NOTES 107).
-constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && kN * 4 != 8192;
+// (NOTES 107). Rows of N % 4 != 0 are not line-aligned: they take the store layout's shifted stores.
+constexpr bool kF32LineStores = kOutF32 && kKGrouped && kNumChunks % 4 == 0 && kN * 4 != 8192 && kN % 4 == 0;
 template <int kChunks = kNumChunks>  // (a template: its static_assert applies only where it is called)
 __device__ __forceinline__ void to_line_layout(float (&out)[kAccRegs], int lane) {
   static_assert(kChunks % 4 == 0, "whole 32-column chunk quads");
@@ -203,9 +203,9 @@ __device__ __forceinline__ void add_c(const void* c, float (&out)[kWaves][kAccRe
 
 // The widest stores D's rows allow. A row starts at a multiple of N elements, so bf16 takes 16-byte stores where
 // N % 8 == 0, 8-byte where N % 4 == 0, 4-byte (a pair) where N % 2 == 0, element stores only at odd N; f32 16-byte
-// where N % 4 == 0, 8-byte where N % 2 == 0 (`aligned`: D itself 16-byte aligned). Narrower stores cost far more than
-// their count: element stores of bf16 rows of N % 8 == 4 ran 4096 x 7172 x 2048 2.2x slower than 8-byte ones
-// (NOTES 107). (bf16 tiles of whole chunk quads store 16 bytes at any N: store_wave_bf16x8_shifted.)
+// (`aligned`: D itself 16-byte aligned). Narrower stores cost far more than their count: element stores of bf16 rows
+// of N % 8 == 4 ran 4096 x 7172 x 2048 2.2x slower than 8-byte ones (NOTES 107). (bf16 tiles of whole chunk quads,
+// and f32 rows of N % 4 != 0, store 16 bytes at any N: store_pieces_shifted.)
 // kWords 32-bit words of bf16 pairs, columns c .. c + 2 * kWords - 1 (c a multiple of 2 * kWords), those < N.
 template <int kWords>
 __device__ __forceinline__ void store_bf16_words(unsigned short* d, int c, const unsigned int (&w)[kWords],
@@ -242,10 +242,7 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
     float* d = static_cast<float*>(args.d) + idx;
     if (vector4(col, aligned)) {
       *reinterpret_cast<float4*>(d) = make_float4(v0, v1, v2, v3);
-    } else if (kN % 4 != 0 && kN % 2 == 0 && aligned && col + 1 < kN) {
-      *reinterpret_cast<float2*>(d) = make_float2(v0, v1);
-      if (col + 3 < kN) *reinterpret_cast<float2*>(d + 2) = make_float2(v2, v3);
-    } else {
+    } else {  // (D not 16-byte aligned; rows of N % 4 != 0 take store_wave_f32_shifted)
       const float v[4] = {v0, v1, v2, v3};
 #pragma unroll
       for (int i = 0; i < 4; ++i)
@@ -324,15 +321,66 @@ __device__ __forceinline__ void store_block_tail(unsigned short* p, const unsign
   if (e != 0 && e <= 4) *reinterpret_cast<uint2*>(p + 4) = make_uint2(w[2], w[3]);
 }
 
-// Rows of N % 8 != 0 start at any 2-byte offset (odd N) or 4- or 8-byte one, where element stores cost 2.7x the time
-// of N % 8 == 0's 16-byte ones (4096 x 7169 x 2048, NOTES 107), and 4- or 8-byte ones 1.6x or 1.25x. So a lane's 8
-// columns c .. c + 7 are stored shifted, as columns c + t .. c + t + 7:
-// t (0-7, per row) the columns to the row's next 16-byte boundary, the last t of them taken from the lane that holds
-// columns c + 8 .. c + 15 (the next lane of the quad; for lane 3 the quad's lane 0 in the next chunk quad). All but a
-// row's first t and last 8 - t columns of the tile then move in aligned stores; those are stored by the row's first
-// and last lane, in at most three stores each (store_block_tail, store_block_head). Each lane's 8 columns as one
-// 16-byte store (st_global_v4: NVVM split a uint4 store here into four 4-byte ones). 4096 x 7169 x 2048 273 -> 119
-// us, 4096 x 7170 x 2048 160 -> 117, 7172 127 -> 114 (NOTES 108, 109).
+// Rows whose byte length is not a multiple of 16 (bf16 at N % 8 != 0, f32 at N % 4 != 0) start at any 2-byte offset
+// (odd N) or 4- or 8-byte one, where element stores cost 2.7x the time of 16-byte ones (bf16, 4096 x 7169 x 2048,
+// NOTES 107), and 4- or 8-byte ones 1.6x or 1.25x. So the 16 bytes a lane holds of a row are stored shifted by t
+// (0-7, per row) 2-byte units, the units to the row's next 16-byte boundary, the last t of them taken from the lane
+// holding the row's next 16 bytes (the next lane of the quad in column order; for the last one the first lane's
+// next piece). All but a row's first t and last 8 - t units of the tile then move in aligned stores; those are
+// stored by the row's first and last lane, in at most three stores each (store_block_tail, store_block_head). Each
+// lane's 16 bytes as one st_global_v4 (NVVM split a uint4 store here into four 4-byte ones). bf16 4096 x 7169 x 2048
+// 273 -> 119 us, 4096 x 7170 x 2048 160 -> 117, 7172 127 -> 114 (NOTES 108, 109).
+// words[u][h]: the lane's 16 bytes of piece u in row half h (rows row0 + 8h), at column col(u); the quad's lanes in
+// column order are lane & 3 == 0 first, 3 last, each followed by next_lane. kElemBytes: D's element size (2 or 4).
+template <int kElemBytes, int kPieces, class Col>
+__device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args, const unsigned int (&words)[kPieces][2][4],
+                                                     int row0, int rows, int d_row0, int lane, int next_lane, Col col) {
+  constexpr int kE = kElemBytes / 2;  // 2-byte units per element
+  constexpr int kNU = kN * kE;        // a row's units
+  const bool first = (lane & 3) == 0, last = (lane & 3) == 3;
+#pragma unroll
+  for (int u = 0; u < kPieces; ++u)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      unsigned int x[8];  // this lane's 8 units, then the next lane's (the first lane sends its next piece, for the last)
+#pragma unroll
+      for (int w = 0; w < 4; ++w) x[w] = words[u][h][w];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        const unsigned int send = first && u + 1 < kPieces ? words[u + 1][h][w] : words[u][h][w];
+        x[4 + w] = static_cast<unsigned int>(ptx::shfl_s32(static_cast<int>(send), next_lane));
+      }
+      const int r = row0 + 8 * h;
+      if (r >= rows) continue;
+      const int c = col(u) * kE;  // in units from the row's start
+      unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kNU + c;
+      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) & 7;
+      unsigned int win[4];  // units c + t .. + 7
+      window8(x, t, win);
+      int valid = kNU - (c + t);  // the window's units inside N, and inside the tile for its last lane
+      if (last && u == kPieces - 1 && valid > 8 - t) valid = 8 - t;
+      if (valid >= 8) {
+        ptx::st_global_v4(d + t, win[0], win[1], win[2], win[3]);
+      } else if (valid > 0) {
+        store_block_head(d + t, win, valid);
+      }
+      if (first && u == 0 && t > 0) {  // the row's first t units: the end of the 16-byte block before d + t
+        if (t <= kNU - c) {
+          const unsigned int own[8] = {0u, 0u, 0u, 0u, x[0], x[1], x[2], x[3]};
+          unsigned int before[4];  // units c + t - 8 .. c + t - 1
+          window8(own, t, before);
+          store_block_tail(d + t - 8, before, 8 - t);
+        } else {
+          const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
+#pragma unroll
+          for (int j = 0; j < 7; ++j)
+            if (j < t && c + j < kNU) d[j] = bf16_of(own, j);
+        }
+      }
+    }
+}
+
+// bf16 tiles of whole chunk quads at N % 8 != 0: lane l of a quad holds columns 32q + 8l .. + 7 (bf16x8_words).
 template <int kChunks = kNumChunks>
 __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs],
                                                           int row0, int rows, int d_row0, int n0, int lane) {
@@ -346,48 +394,28 @@ __device__ __forceinline__ void store_wave_bf16x8_shifted(const Fp8GemmArgs& arg
       words[q][h][2] = v.z;
       words[q][h][3] = v.w;
     });
-  const bool first = (lane & 3) == 0, last = (lane & 3) == 3;
-  const int next_lane = (lane & ~3) | ((lane + 1) & 3);
+  store_pieces_shifted<2>(args, words, row0, rows, d_row0, lane, (lane & ~3) | ((lane + 1) & 3),
+                          [&](int q) { return n0 + 32 * q + 8 * (lane & 3); });
+}
+
+// f32 at N % 4 != 0, the store layout: in column order the quad's lanes are 0, 2, 1, 3 (store_col).
+__device__ __forceinline__ void store_wave_f32_shifted(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0,
+                                                       int rows, int d_row0, int n0, int lane) {
+  constexpr int kPairs = kNumChunks / 2;
+  unsigned int words[kPairs][2][4];
 #pragma unroll
-  for (int q = 0; q < kQuads; ++q)
+  for (int p = 0; p < kPairs; ++p)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      unsigned int x[8];  // this lane's 8 columns, then the next lane's (lane 0 sends its next quad's, for lane 3)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) x[w] = words[q][h][w];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const unsigned int send = first && q + 1 < kQuads ? words[q + 1][h][w] : words[q][h][w];
-        x[4 + w] = static_cast<unsigned int>(ptx::shfl_s32(static_cast<int>(send), next_lane));
-      }
-      const int r = row0 + 8 * h;
-      if (r >= rows) continue;
-      const int c = n0 + 32 * q + 8 * (lane & 3);
-      unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kN + c;
-      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) & 7;
-      unsigned int win[4];  // columns c + t .. + 7
-      window8(x, t, win);
-      int valid = kN - (c + t);  // the window's columns inside N, and inside the tile for its last lane
-      if (last && q == kQuads - 1 && valid > 8 - t) valid = 8 - t;
-      if (valid >= 8) {
-        ptx::st_global_v4(d + t, win[0], win[1], win[2], win[3]);
-      } else if (valid > 0) {
-        store_block_head(d + t, win, valid);
-      }
-      if (first && q == 0 && t > 0) {  // the row's first t columns: the end of the 16-byte block before d + t
-        if (t <= kN - c) {
-          const unsigned int own[8] = {0u, 0u, 0u, 0u, x[0], x[1], x[2], x[3]};
-          unsigned int before[4];  // columns c + t - 8 .. c + t - 1
-          window8(own, t, before);
-          store_block_tail(d + t - 8, before, 8 - t);
-        } else {
-          const unsigned int own[4] = {x[0], x[1], x[2], x[3]};
-#pragma unroll
-          for (int j = 0; j < 7; ++j)
-            if (j < t && c + j < kN) d[j] = bf16_of(own, j);
-        }
-      }
+      const int i = 8 * p + 2 * h;
+      words[p][h][0] = __float_as_uint(out[i]);
+      words[p][h][1] = __float_as_uint(out[i + 1]);
+      words[p][h][2] = __float_as_uint(out[i + 4]);
+      words[p][h][3] = __float_as_uint(out[i + 5]);
     }
+  const int pos = 2 * (lane & 1) + ((lane >> 1) & 1), after = (pos + 1) & 3;
+  store_pieces_shifted<4>(args, words, row0, rows, d_row0, lane, (lane & ~3) | ((after & 1) << 1) | (after >> 1),
+                          [&](int p) { return store_col(n0, p, lane); });
 }
 
 // bf16 stores of one wave of whole chunk quads (bf16x8_words' layout), only rows < rows: shifted at N % 8 != 0, else
@@ -416,15 +444,20 @@ __device__ __forceinline__ void store_wave_bf16x8(const Fp8GemmArgs& args, const
 template <bool kLines>
 __device__ __forceinline__ void store_wave(const Fp8GemmArgs& args, const float (&out)[kAccRegs], int row0, int rows,
                                            int d_row0, int n0, int lane, bool aligned) {
+  if constexpr (kOutF32 && kN % 4 != 0) {
+    static_assert(!kLines, "f32 rows of N % 4 != 0 take the store layout");
+    store_wave_f32_shifted(args, out, row0, rows, d_row0, n0, lane);
+  } else {
 #pragma unroll
-  for (int p = 0; p < kNumChunks / 2; ++p)
+    for (int p = 0; p < kNumChunks / 2; ++p)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = slot_row<kLines>(row0 + 8 * h, p, lane);
-      if (r < rows)
-        store_quad(args, d_row0 + r, slot_col<kLines>(n0, p, lane), out[8 * p + 2 * h], out[8 * p + 2 * h + 1],
-                   out[8 * p + 4 + 2 * h], out[8 * p + 4 + 2 * h + 1], aligned);
-    }
+      for (int h = 0; h < 2; ++h) {
+        const int r = slot_row<kLines>(row0 + 8 * h, p, lane);
+        if (r < rows)
+          store_quad(args, d_row0 + r, slot_col<kLines>(n0, p, lane), out[8 * p + 2 * h], out[8 * p + 2 * h + 1],
+                     out[8 * p + 4 + 2 * h], out[8 * p + 4 + 2 * h + 1], aligned);
+      }
+  }
 }
 
 }  // namespace fp8_gemm

@@ -194,12 +194,12 @@ def ffma_yield_flags(sass: str) -> list[int]:
 def widest_register_store(cfg) -> str | None:
     """The SASS store the register epilogue's widest path should compile to (store_bf16_words, store_quad, NOTES 105
     and 107), where D's rows allow a vector: a store the compiler splits runs at the narrower width's speed (NOTES
-    108). None where there is no vector store to look for (the TMA-store epilogue; odd N in f32)."""
+    108). None where there is no vector store to look for (the TMA-store epilogue)."""
     n, bn = cfg["N"], cfg["BLOCK_N"]
-    if cfg.get("TMA_STORE") or (n % 2 and cfg["OUT_F32"]):
+    if cfg.get("TMA_STORE"):
         return None
-    if cfg["OUT_F32"]:
-        return "STG.E.128" if n % 4 == 0 else "STG.E.64"
+    if cfg["OUT_F32"]:  # (shifted to the rows' alignment at N % 4 != 0)
+        return "STG.E.128"
     if bn % 32 == 0:  # whole chunk quads: 8 columns per lane (shifted to the rows' alignment at N % 8 != 0)
         return "STG.E.128"
     return "STG.E.64" if n % 4 == 0 else None  # (N % 4 == 2: 4-byte STG.E, not told apart from element stores)
@@ -317,6 +317,11 @@ def sweep(quick: bool):
         # and one with bf16 C where N is below the tile's width
         jobs.append((cfg(256, 128, max_stages(256, 128), 7169, 2048), True))
         jobs.append((cfg(128, 32, max_stages(128, 32), 7, 2048, ckind=1), True))
+        # f32 rows of N % 4 != 0: the same shifted stores in the store layout (store_wave_f32_shifted), odd N and
+        # N % 4 == 2 with f32 C in tiles of 144 (9 chunk pairs), k-grouped at odd N (no line layout there)
+        jobs.append((cfg(128, 128, max_stages(128, 128), 7169, 2048, out32=1), True))
+        jobs.append((cfg(128, 144, max_stages(128, 144), 1538, 2048, ckind=2, out32=1), True))
+        jobs.append((cfg(128, 128, max_stages(128, 128, 1), 7169, 16384, 2, 1, 1, mode=4), True))
         # dense clusters over an odd N-block count (33 of 64: the last one's tiles pair along M), and grouped ones
         # refused there
         jobs.append((cfg(256, 64, max_stages(256, 64, 0, 1), 2112, 7168, cluster=2, tma_store=1), True))

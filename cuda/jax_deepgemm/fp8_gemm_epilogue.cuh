@@ -94,7 +94,8 @@ __device__ __forceinline__ bool c_pairs(int col, bool aligned) {
 // C's raw bits at (row, col .. col + 3), 0 past N: f32 as four floats, bf16 as two 32-bit words (c_pairs; or,
 // elementwise, four 16-bit values), loaded as wide as the rows allow (as the stores: store_bf16_words). They become
 // floats only after a whole batch is loaded (c_quad_value): a conversion inside the bounds check's branch would wait
-// there for its load.
+// there for its load. (Loads shifted to the rows' alignment as the stores are, two aligned pieces per lane and the
+// window between them, ran 4096 x 7169 x 2048 with f32 C 1.4x and bf16 C 1.07x the time of these: NOTES 110.)
 template <int kKind>
 struct CQuadBitsOf {
   float v[4];

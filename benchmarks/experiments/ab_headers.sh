@@ -10,6 +10,8 @@
 #   ab_prepare_from OLD       ab_prepare with side old = the headers of OLD: a folder (sent along in the tree) or a
 #                             commit (git archive; fails where the device copy's history lacks it)
 #   ab_sent                   side old = the headers as sent (the device copy's git history may lag)
+#   ab_reversed PATCH         ab_setup; side new = the headers as sent (which hold PATCH), old = them with PATCH
+#                             reversed; leaves side old in cuda/
 #   ab_side NAME PATCH        side NAME = the headers as sent with PATCH applied (after ab_sent; diff in
 #                             $OUT/ab_NAME.diff; leaves side old in cuda/)
 #   ab_use SIDE               put that side's headers in cuda/ (ab_use new when done)
@@ -60,6 +62,12 @@ ab_prepare_from() {
   ab_prepare /tmp/ab_from/cuda
 }
 ab_sent() { rm -rf /tmp/ab_old_cuda && cp -r cuda /tmp/ab_old_cuda; }
+ab_reversed() {
+  ab_setup
+  rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda
+  git apply -R "$1" || { echo "$1 does not reverse"; exit 1; }
+  ab_sent
+}
 ab_side() {  # name, patch
   rm -rf "/tmp/ab_$1_cuda"; ab_use old
   git apply "$2" || return 1

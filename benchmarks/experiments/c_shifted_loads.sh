@@ -14,10 +14,7 @@
 # From the repository root (on 4cac816 + the patch):  bash benchmarks/experiments/c_shifted_loads.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-ab_setup
-rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda
-git apply -R benchmarks/experiments/c_shifted_loads.patch || { echo "the patch does not reverse"; exit 1; }
-ab_sent
+ab_reversed benchmarks/experiments/c_shifted_loads.patch
 AB_SIDES="new old" ab_dense 2 c=f32 4096,7169,2048 4096,7170,2048 4096,7168,2048 | tee "$OUT/rows.txt"
 AB_SIDES="new old" ab_dense 2 c=bf16 4096,7169,2048 4096,7170,2048 4096,7168,2048 | tee -a "$OUT/rows.txt"
 echo "rows done $((SECONDS - start)) s"

@@ -11,10 +11,7 @@
 # From the repository root (on 4cac816 + the patch):  bash benchmarks/experiments/c_shifted_loads_eager.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-ab_setup
-rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda
-git apply -R benchmarks/experiments/c_shifted_loads_eager.patch || { echo "the patch does not reverse"; exit 1; }
-ab_sent
+ab_reversed benchmarks/experiments/c_shifted_loads_eager.patch
 ab_use new
 python -I -m pytest tests/test_gpu_configs.py tests/test_gpu_grouped.py tests/test_gpu_dense.py \
   -k "store_widths or shifted or odd_n or (test_dense and 130) or test_dense_options" \

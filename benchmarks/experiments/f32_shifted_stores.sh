@@ -8,10 +8,7 @@
 # From the repository root:  bash benchmarks/experiments/f32_shifted_stores.sh
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-ab_setup
-rm -rf /tmp/ab_new_cuda && cp -r cuda /tmp/ab_new_cuda
-git apply -R benchmarks/experiments/f32_shifted_stores.patch || { echo "the patch does not reverse"; exit 1; }
-ab_sent
+ab_reversed benchmarks/experiments/f32_shifted_stores.patch
 ab_use new
 python -I -m pytest tests/test_gpu_configs.py tests/test_gpu_grouped.py -k "store_widths or shifted or odd_n" \
   --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/sh_ids.txt

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 67: C at N % 4 != 0 (f32: element loads, or 8-byte at N % 4 == 2; bf16: element or 4-byte pair loads) loaded
 # in the aligned pieces of a lane's four values (16 bytes f32, 8 bf16), two per lane, and the window between them
-# (load_c_quad_shifted; c_shifted_loads_eager.patch, side new = the tree as sent) against the headers without it (side old:
-# the patch reversed). The window between the pieces made right after their loads.
+# (load_c_quad_shifted; c_shifted_loads_eager.patch, side new = the tree as sent) against the headers without it
+# (side old: the patch reversed). The window between the pieces made right after their loads.
 # Prediction: with the stores shifted (f32_shifted_stores.sh), C's loads are what is left of the odd-N cost: f32 C
 # at 4096 x 7169 x 2048 209 us against 142 without C, bf16 C 160 against 120. If the loads cost as the stores did,
 # f32 C 7169 209 -> ~175-185, 7170 201 -> ~180, bf16 C 7169 160 -> ~140-145; N % 4 == 0 unchanged.

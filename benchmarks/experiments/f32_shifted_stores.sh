@@ -20,6 +20,7 @@ AB_SIDES="new old" ab_dense 2 c=f32 4096,7169,2048 4096,7170,2048 | tee -a "$OUT
 AB_SIDES="new old" ab_dense 2 4096,7169,2048 | tee -a "$OUT/rows.txt"
 echo "rows done $((SECONDS - start)) s"
 ab_use new
-JDG_SANITIZE_FILES="tests/test_gpu_configs.py tests/test_gpu_grouped.py" JDG_SANITIZE_K="shifted or store_widths or odd_n" \
+JDG_SANITIZE_FILES="tests/test_gpu_configs.py tests/test_gpu_grouped.py" \
+  JDG_SANITIZE_K="shifted or store_widths or odd_n" \
   JDG_SANITIZE_LIMIT=$((570 - (SECONDS - start))) bash tools/gpu_session.sh sanitize memcheck 2>&1 | tail -4
 date -u >>"$OUT/machine.txt"

@@ -334,8 +334,9 @@ __device__ __forceinline__ void store_block_tail(unsigned short* p, const unsign
 // words[u][h]: the lane's 16 bytes of piece u in row half h (rows row0 + 8h), at column col(u); the quad's lanes in
 // column order are lane & 3 == 0 first, 3 last, each followed by next_lane. kElemBytes: D's element size (2 or 4).
 template <int kElemBytes, int kPieces, class Col>
-__device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args, const unsigned int (&words)[kPieces][2][4],
-                                                     int row0, int rows, int d_row0, int lane, int next_lane, Col col) {
+__device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args,
+                                                     const unsigned int (&words)[kPieces][2][4], int row0, int rows,
+                                                     int d_row0, int lane, int next_lane, Col col) {
   constexpr int kE = kElemBytes / 2;  // 2-byte units per element
   constexpr int kNU = kN * kE;        // a row's units
   const bool first = (lane & 3) == 0, last = (lane & 3) == 3;
@@ -343,7 +344,7 @@ __device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args, co
   for (int u = 0; u < kPieces; ++u)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      unsigned int x[8];  // this lane's 8 units, then the next lane's (the first lane sends its next piece, for the last)
+      unsigned int x[8];  // this lane's 8 units, then the next lane's (the first lane sends its next piece: the last's)
 #pragma unroll
       for (int w = 0; w < 4; ++w) x[w] = words[u][h][w];
 #pragma unroll

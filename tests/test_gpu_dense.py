@@ -116,8 +116,8 @@ def test_dense_bf16_out_is_the_f32_result_rounded(m, n, k):
     assert_matches(out, *_expected(a, b), BF16)
 
 
-# C with an odd N (the register epilogue's elementwise C loads, and stores shifted to each row's alignment or
-# elementwise, instead of 4-wide vectors, NOTES 36 / 41 / 108) and an M tail, both C types.
+# C with an odd N (the register epilogue's elementwise C loads, and stores shifted to each row's alignment, or
+# elementwise in bf16 tiles whose width is not a multiple of 32, NOTES 36 / 41 / 108-110) and an M tail, both C types.
 @pytest.mark.parametrize("c_dtype", [BF16, F32])
 def test_dense_c_with_odd_n(c_dtype):
     m, n, k = 300, 517, 640

@@ -14,7 +14,8 @@
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
 #   bash tools/gpu_session.sh pipe                  the accumulator pipeline's GPU tests and 128 x 128 tiles without/with
-#   bash tools/gpu_session.sh multi                 the multi-device tests and the demo on every GPU of the machine
+#   bash tools/gpu_session.sh multi                 the multi-device tests (test_multi_gpu.py, test_gpu_sharding.py) and
+#                                                   the demo on every GPU of the machine
 #   bash tools/gpu_session.sh sweep [BLOCK_N...]    dense kernel time per forced tile width (DG_TUNE_BLOCK_N)
 #   bash tools/gpu_session.sh tma [dense|grouped]  the TMA-store epilogue's GPU tests and the tables without/with it
 #   bash tools/gpu_session.sh waits [k_grouped]     DG_PROFILE_WAITS: barrier waits, epilogues, SM clock of a few kernels
@@ -341,7 +342,8 @@ case "$phase" in
     ;;
   multi)
     nvidia-smi -L
-    timeout 420 python -I -m pytest tests/test_multi_gpu.py -q -rs -p no:cacheprovider 2>&1 | quiet | tee "$OUT/multi.log" |
+    timeout 420 python -I -m pytest tests/test_multi_gpu.py tests/test_gpu_sharding.py -q -rs -p no:cacheprovider 2>&1 |
+      quiet | tee "$OUT/multi.log" |
       tail -15
     timeout -k 5 200 python -m jax_deepgemm demo 2>&1 | quiet | tee "$OUT/demo.log"
     ;;

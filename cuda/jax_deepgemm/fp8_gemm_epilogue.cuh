@@ -340,6 +340,14 @@ __device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args,
   constexpr int kE = kElemBytes / 2;  // 2-byte units per element
   constexpr int kNU = kN * kE;        // a row's units
   const bool first = (lane & 3) == 0, last = (lane & 3) == 3;
+  // A row's shift: every piece starts a multiple of 8 units into the row (col(u) is a multiple of 8 bf16 or 4 f32
+  // columns), so t is the row start's, worked out once per row half rather than per piece.
+  int shift[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const auto start = reinterpret_cast<unsigned long long>(args.d) + 2ull * (d_row0 + row0 + 8 * h) * kNU;
+    shift[h] = static_cast<int>(0u - static_cast<unsigned int>(start >> 1)) & 7;
+  }
 #pragma unroll
   for (int u = 0; u < kPieces; ++u)
 #pragma unroll
@@ -356,7 +364,7 @@ __device__ __forceinline__ void store_pieces_shifted(const Fp8GemmArgs& args,
       if (r >= rows) continue;
       const int c = col(u) * kE;  // in units from the row's start
       unsigned short* d = static_cast<unsigned short*>(args.d) + (unsigned long long)(d_row0 + r) * kNU + c;
-      const int t = static_cast<int>(0u - static_cast<unsigned int>(reinterpret_cast<unsigned long long>(d) >> 1)) & 7;
+      const int t = shift[h];
       unsigned int win[4];  // units c + t .. + 7
       window8(x, t, win);
       int valid = kNU - (c + t);  // the window's units inside N, and inside the tile for its last lane

@@ -61,3 +61,20 @@ __device__ __forceinline__ void init_ring(unsigned int full, unsigned int empty,
   }
   __syncthreads();
 }
+
+// FP8 e4m3 bytes of magnitude 2^-3..2^3 with both signs, never NaN, hashed from the index: data that draws the tensor
+// pipe's power as the GEMM's inputs do (constant inputs run at another clock, NOTES 15).
+__global__ void fill_fp8(unsigned char* p, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned int x = static_cast<unsigned int>(i) * 2654435761u ^ static_cast<unsigned int>(i >> 32) * 40503u;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    p[i] = static_cast<unsigned char>((x & 0x80u) | (0x20u + (x >> 8) % 48u));
+  }
+}
+
+__global__ void fill_scales(float* p, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    p[i] = 1.0f + float(i % 251) * 1e-3f;
+}

@@ -193,23 +193,6 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
   cluster_sync();  // no remote arrival or multicast may reach a CTA that has exited
 }
 
-// FP8 e4m3 bytes of magnitude 2^-3..2^3 with both signs, never NaN, hashed from the index: data that draws the tensor
-// pipe's power as the GEMM's inputs do (constant inputs run at another clock, NOTES 15).
-__global__ void fill_fp8(unsigned char* p, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned int x = static_cast<unsigned int>(i) * 2654435761u ^ static_cast<unsigned int>(i >> 32) * 40503u;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = static_cast<unsigned char>((x & 0x80u) | (0x20u + (x >> 8) % 48u));
-  }
-}
-
-__global__ void fill_scales(float* p, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
-    p[i] = 1.0f + float(i % 251) * 1e-3f;
-}
-
 struct Timing {
   double ns, max_ns, mhz;
 };

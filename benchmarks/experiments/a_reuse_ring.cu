@@ -1,0 +1,386 @@
+// Is the 256 x 128 tile's long-K loop bound by shared-memory bandwidth (benchmarks/NOTES.md 112)? At 4096 x 7168 x
+// 16384 a K block takes ~1120 cycles with the copies and ~1000 without (NOTES 78). Per K block the 256 x 128 tile's
+// wgmmas read 96 KB of shared memory (A's 32 KB once, B's 16 KB once per 64-row wave) and the copies write 48 KB:
+// 144 KB at 128 bytes per clock is 1125 cycles. A 128 x 256 tile whose two warpgroups (64 rows each) keep their A
+// fragment in registers and reuse it over two n128 halves reads 16 KB of A and twice 32 KB of B: 80 KB, and 128 KB
+// with the copies (1024 cycles, the tensor cores' own time).
+//
+// The ring of tma_ring_cluster.cu (clusters of 2 on adjacent N blocks sharing A, each CTA multicasting its half of
+// A, 3 stages of 48 KB, the kernel's banded tile order) with these consumers, two warpgroups each:
+//   tall-ss     256 x 128 tiles: per warpgroup two 64-row waves of four m64n128k32 wgmmas, A and B from shared
+//               memory (the kernel's loop)
+//   wide-ss     128 x 256 tiles: per warpgroup one 64-row wave, two n128 halves of four wgmmas, A and B from shared
+//               memory (96 KB per K block, as tall-ss: the control for the tile shape)
+//   wide-rs     the same with A loaded once per K block by ldmatrix and both halves' wgmmas taking it from registers
+//               (80 KB per K block)
+//   wide-n256   128 x 256 tiles, one m64n256k32 wgmma per K step, A and B from shared memory (80 KB per K block);
+//               its accumulator takes 128 registers, so it runs only without the promotion
+// each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
+// promotion) and with the copies (feed on) or stages of no bytes (feed off). Prints per variant and grid (128, 132
+// CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
+// computed what wide-ss did (a checksum per CTA of the results' bits).
+//
+// Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
+//   benchmarks/experiments/a_reuse_ring.cu -o /tmp/a_reuse_ring   Run: /tmp/a_reuse_ring
+#include "ring_util.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+using namespace jdg::ptx;
+
+constexpr int kBlockK = 128, kStages = 3;
+constexpr int kM = 4096, kN = 7168, kK = 16384, kKBlocks = kK / kBlockK;
+constexpr int kStageBytes = 48 * 1024 + 1024;  // A and B (1024-byte aligned), the A scales
+
+// The tile shapes: kTall 256 x 128, else 128 x 256. The same number of tiles, bands of 2048 columns.
+template <bool kTall>
+struct Tile {
+  static constexpr int kBlockM = kTall ? 256 : 128, kBlockN = kTall ? 128 : 256;
+  static constexpr int kMBlocks = kM / kBlockM, kPairs = kN / kBlockN / 2, kBandPairs = 1024 / kBlockN;
+  static constexpr int kTiles = kMBlocks * kPairs * 2;
+  static constexpr int kABytes = kBlockM * kBlockK, kBBytes = kBlockN * kBlockK, kSABytes = kBlockM * 4;
+  // A pair's tile index in the banded order (bands of kBandPairs pairs, the last one narrower) -> its M block and the
+  // pair's first N block.
+  static __device__ void pair_tile(int index, int& m_block, int& n_block) {
+    const int band = index / (kMBlocks * kBandPairs), first = band * kBandPairs;
+    const int width = kPairs - first < kBandPairs ? kPairs - first : kBandPairs;
+    const int in_band = index - band * kMBlocks * kBandPairs;
+    m_block = in_band / width;
+    n_block = 2 * (first + in_band % width);
+  }
+};
+static_assert(Tile<true>::kTiles == Tile<false>::kTiles, "both shapes cover the problem in as many tiles");
+
+enum Consumer { kTallSs, kWideSs, kWideRs, kWideN256, kConsumers };
+const char* const kConsumerNames[kConsumers] = {"tall-ss", "wide-ss", "wide-rs", "wide-n256"};
+
+// Four 8 x 16-byte matrices: rows 0-7 / 8-15 of the warp's 16, K bytes 0-15 / 16-31 of the k step; register i of
+// lane t holds bytes 4 * (t % 4) .. + 3 of row t / 4 of matrix i: the wgmma A fragment for 8-bit types.
+__device__ __forceinline__ void ldmatrix_x4(unsigned int addr, unsigned int (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr)
+               : "memory");
+}
+
+__device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const unsigned int (&a)[4],
+                                                   unsigned long long desc_b, unsigned int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "{%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+// The consumers' time per K block from the second tile on (the first fills the ring) and their SM clock.
+struct LoopTimer {
+  unsigned long long start_ns = 0, start_clk = 0;
+  __device__ void wait_full(unsigned int full, int i) {
+    mbarrier_wait(full + 8 * (i % kStages), (i / kStages) & 1u);
+    if (i == kKBlocks) {
+      start_ns = global_timer_ns();
+      start_clk = clock64();
+    }
+  }
+  __device__ void record(int total, unsigned long long* ps_per_kblock, unsigned int* mhz) const {
+    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
+    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
+    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
+  }
+};
+
+// XOR of the results' bits over the CTA's threads: equal for two consumers that computed the same values in the same
+// order (wide-ss and wide-rs).
+template <int N>
+__device__ void checksum(const float (&out)[N], unsigned int* sums) {
+  unsigned int x = 0;
+#pragma unroll
+  for (int j = 0; j < N; ++j) x ^= __float_as_uint(out[j]) * (2 * j + 1);
+  atomicXor(sums + blockIdx.x, x);
+}
+
+// 256 x 128: warpgroup wg takes rows wg * 128 .. + 127 in two 64-row waves (the kernel's loop).
+template <bool kPromote>
+__device__ void consume_tall(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
+                             unsigned int* sums) {
+  using T = Tile<true>;
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, row = (threadIdx.x % 128) / 32 * 16 + lane / 4;
+  float acc[64], out[2][64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = out[0][i] = out[1][i] = 0.f;
+#pragma unroll 1
+  for (int i = 0; i < total; ++i) {
+    const int stage = i % kStages;
+    timer.wait_full(full, i);
+    const unsigned int dst = base + stage * kStageBytes;
+    const unsigned long long desc_b = make_smem_desc_sw128(dst + T::kABytes);
+    const float* sa = reinterpret_cast<const float*>(__cvta_shared_to_generic(dst + T::kABytes + T::kBBytes));
+#pragma unroll
+    for (int v = 0; v < 2; ++v) {
+      const int wave_row0 = (wg * 2 + v) * 64;
+      const float sa0 = sa[wave_row0 + row], sa1 = sa[wave_row0 + row + 8];
+      const unsigned long long desc_a = make_smem_desc_sw128(dst + wave_row0 * kBlockK);
+      fence_operands(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) wgmma_fp8<128, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      fence_operands(acc);
+      if (v == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
+#pragma unroll
+      for (int j = 0; j < 64; ++j) out[v][j] = kPromote ? fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[v][j]) : acc[j];
+    }
+  }
+  checksum(out[0], sums);
+  checksum(out[1], sums);
+}
+
+// 128 x 256: warpgroup wg takes rows wg * 64 .. + 63 in two n128 halves (kRs: A from registers, loaded once per K
+// block).
+template <bool kPromote, bool kRs>
+__device__ void consume_wide(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
+                             unsigned int* sums) {
+  using T = Tile<false>;
+  const int wg = threadIdx.x / 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row = wg * 64 + (threadIdx.x % 128) / 32 * 16 + lane / 4;
+  // ldmatrix: this lane's row of matrix lane / 8 (bit 0: rows + 8, bit 1: K bytes + 16), 128-byte swizzle (16-byte
+  // chunk c of row r at c ^ r % 8)
+  const int mi = lane / 8, r = lane % 8;
+  const unsigned int frag_row = wg * 64 + (warp % 4) * 16 + (mi & 1) * 8 + r;
+  float acc[64], out[2][64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = out[0][i] = out[1][i] = 0.f;
+#pragma unroll 1
+  for (int i = 0; i < total; ++i) {
+    const int stage = i % kStages;
+    timer.wait_full(full, i);
+    const unsigned int dst = base + stage * kStageBytes;
+    const unsigned long long desc_a = make_smem_desc_sw128(dst + wg * 64 * kBlockK);
+    const float* sa = reinterpret_cast<const float*>(__cvta_shared_to_generic(dst + T::kABytes + T::kBBytes));
+    const float sa0 = sa[row], sa1 = sa[row + 8];
+    unsigned int a_frag[4][4];
+    if constexpr (kRs) {
+      const unsigned int wave_a = dst + frag_row * 128;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) ldmatrix_x4(wave_a + ((((2 * k + (mi >> 1)) ^ r) & 7) << 4), a_frag[k]);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const unsigned long long desc_b = make_smem_desc_sw128(dst + T::kABytes + h * 128 * kBlockK);
+      fence_operands(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if constexpr (kRs) {
+          wgmma_rs_n128_e4m3(acc, a_frag[k], desc_b | (2 * k), k > 0);
+        } else {
+          wgmma_fp8<128, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
+        }
+      }
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      fence_operands(acc);
+      if (h == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
+#pragma unroll
+      for (int j = 0; j < 64; ++j) out[h][j] = kPromote ? fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[h][j]) : acc[j];
+    }
+  }
+  checksum(out[0], sums);
+  checksum(out[1], sums);
+}
+
+// 128 x 256, one m64n256k32 wgmma per K step and warpgroup, no promotion (the accumulator takes 128 registers).
+__device__ void consume_n256(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
+                             unsigned int* sums) {
+  using T = Tile<false>;
+  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  float acc[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) acc[i] = 0.f;
+#pragma unroll 1
+  for (int i = 0; i < total; ++i) {
+    const int stage = i % kStages;
+    timer.wait_full(full, i);
+    const unsigned int dst = base + stage * kStageBytes;
+    const unsigned long long desc_a = make_smem_desc_sw128(dst + wg * 64 * kBlockK);
+    const unsigned long long desc_b = make_smem_desc_sw128(dst + T::kABytes);
+    fence_operands(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) wgmma_fp8<256, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    fence_operands(acc);
+    if (lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
+  }
+  checksum(acc, sums);
+}
+
+template <bool kPromote>
+__device__ void consume(int consumer, unsigned int full, unsigned int empty, unsigned int base, int total,
+                        LoopTimer& timer, unsigned int* sums) {
+  if (consumer == kTallSs) consume_tall<kPromote>(full, empty, base, total, timer, sums);
+  if (consumer == kWideSs) consume_wide<kPromote, false>(full, empty, base, total, timer, sums);
+  if (consumer == kWideRs) consume_wide<kPromote, true>(full, empty, base, total, timer, sums);
+  if (!kPromote && consumer == kWideN256) consume_n256(full, empty, base, total, timer, sums);
+}
+
+// Thread 256 copies the tiles of shape kTall (feed 0: stages of no bytes), the consumers release each stage in both
+// CTAs after their wgmmas (one arrival per warp).
+template <bool kTall>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
+    ring_kernel(const __grid_constant__ CUtensorMap tmap_a_half, const __grid_constant__ CUtensorMap tmap_b,
+                const __grid_constant__ CUtensorMap tmap_sa, int consumer, int promote, int feed,
+                unsigned long long* ps_per_kblock, unsigned int* mhz, unsigned int* sums) {
+  using T = Tile<kTall>;
+  extern __shared__ __align__(1024) unsigned char smem[];
+  __shared__ __align__(8) unsigned long long bars[2 * kStages];
+  const unsigned int full = smem_addr(bars), empty = smem_addr(bars + kStages);
+  const unsigned int rank = cluster_cta_rank();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(full + 8 * s, 1);
+      mbarrier_init(empty + 8 * s, 16);  // both CTAs' 8 consumer warps: each producer's multicasts land in both
+    }
+    fence_barrier_init();
+  }
+  cluster_sync();
+  const unsigned int base = (smem_addr(smem) + 1023u) & ~1023u;
+  const int pairs_in_grid = gridDim.x / 2, pair = blockIdx.x / 2;
+  const int my_tiles = (T::kTiles / 2 - pair + pairs_in_grid - 1) / pairs_in_grid;  // this pair's tiles
+  const int total = my_tiles * kKBlocks;
+  if (threadIdx.x >= 256) {  // producer warpgroup
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 256) {
+      for (int i = 0; i < total; ++i) {
+        const int stage = i % kStages, kb = i % kKBlocks;
+        int m_block, n_block;
+        T::pair_tile(pair + (i / kKBlocks) * pairs_in_grid, m_block, n_block);
+        mbarrier_wait(empty + 8 * stage, ((i / kStages) & 1u) ^ 1u);
+        const unsigned int bar = full + 8 * stage, dst = base + stage * kStageBytes;
+        if (!feed) {
+          mbarrier_arrive_expect_tx(bar, 0);
+          continue;
+        }
+        mbarrier_arrive_expect_tx(bar, T::kABytes + T::kBBytes + T::kSABytes);
+        const int row0 = m_block * T::kBlockM;
+        tma_load_2d_multicast(dst + rank * T::kABytes / 2, &tmap_a_half, bar, kb * kBlockK,
+                              row0 + rank * T::kBlockM / 2, 3);
+        tma_load_2d(dst + T::kABytes, &tmap_b, bar, kb * kBlockK, (n_block + rank) * T::kBlockN);
+        tma_load_2d(dst + T::kABytes + T::kBBytes, &tmap_sa, bar, row0, kb);
+      }
+    }
+    __syncwarp();
+  } else {
+    setmaxnreg_inc<232>();
+    LoopTimer timer;
+    if (promote) {
+      consume<true>(consumer, full, empty, base, total, timer, sums);
+    } else {
+      consume<false>(consumer, full, empty, base, total, timer, sums);
+    }
+    if (threadIdx.x == 0) timer.record(total, ps_per_kblock, mhz);
+  }
+  __syncwarp();     // cluster_sync is .aligned: each warp converged
+  cluster_sync();  // no remote arrival or multicast may reach a CTA that has exited
+}
+
+struct Timing {
+  double ns, max_ns, mhz;
+  std::vector<unsigned int> sums;
+};
+
+int main() {
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // every line out at once, even if a variant hangs
+  std::printf("%s, %d SMs; %d x %d x %d in clusters of 2 sharing A, %d stages of 48 KB\n", prop.name, sms, kM, kN, kK,
+              kStages);
+  unsigned char *a, *b;
+  float* sa;
+  CHECK(cudaMalloc(&a, size_t(kM) * kK));
+  CHECK(cudaMalloc(&b, size_t(kN) * kK));
+  CHECK(cudaMalloc(&sa, size_t(kKBlocks) * kM * sizeof(float)));
+  fill_fp8<<<1024, 256>>>(a, size_t(kM) * kK);
+  fill_fp8<<<1024, 256>>>(b, size_t(kN) * kK);
+  fill_scales<<<1024, 256>>>(sa, size_t(kKBlocks) * kM);
+  CHECK(cudaGetLastError());
+  unsigned long long* ps;
+  unsigned int *mhz, *sums;
+  CHECK(cudaMalloc(&ps, sms * sizeof(unsigned long long)));
+  CHECK(cudaMalloc(&mhz, sms * sizeof(unsigned int)));
+  CHECK(cudaMalloc(&sums, sms * sizeof(unsigned int)));
+  const int smem = kStages * kStageBytes + 1024;  // + alignment of the stages to 1024 bytes
+  CHECK(cudaFuncSetAttribute(ring_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CHECK(cudaFuncSetAttribute(ring_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  auto maps = [&](bool tall) {
+    const int block_m = tall ? 256 : 128, block_n = tall ? 128 : 256;
+    return std::vector<CUtensorMap>{
+        make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, block_m / 2, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
+        make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kN, kK, block_n, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
+        make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, block_m, CU_TENSOR_MAP_SWIZZLE_NONE)};
+  };
+  const std::vector<CUtensorMap> tall_maps = maps(true), wide_maps = maps(false);
+  // Median and slowest CTA's ns per K block, the median CTA's SM clock and the checksums, of the last of three
+  // launches.
+  auto time = [&](int consumer, int promote, int feed, int ctas) {
+    const bool tall = consumer == kTallSs;
+    const std::vector<CUtensorMap>& m = tall ? tall_maps : wide_maps;
+    for (int rep = 0; rep < 3; ++rep) {
+      CHECK(cudaMemset(sums, 0, sms * sizeof(unsigned int)));
+      if (tall) {
+        ring_kernel<true><<<ctas, 384, smem>>>(m[0], m[1], m[2], consumer, promote, feed, ps, mhz, sums);
+      } else {
+        ring_kernel<false><<<ctas, 384, smem>>>(m[0], m[1], m[2], consumer, promote, feed, ps, mhz, sums);
+      }
+      CHECK(cudaGetLastError());
+      CHECK(cudaDeviceSynchronize());
+    }
+    std::vector<unsigned long long> host(ctas);
+    std::vector<unsigned int> clocks(ctas), check(ctas);
+    CHECK(cudaMemcpy(host.data(), ps, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(clocks.data(), mhz, ctas * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(check.data(), sums, ctas * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    std::sort(host.begin(), host.end());
+    std::sort(clocks.begin(), clocks.end());
+    return Timing{host[ctas / 2] / 1000.0, host[ctas - 1] / 1000.0, double(clocks[ctas / 2]), check};
+  };
+  std::printf("%-10s %8s %6s %5s %10s %10s %7s %12s\n", "consumer", "promote", "copies", "CTAs", "ns/K blk", "max",
+              "MHz", "cycles/K blk");
+  for (int round = 0; round < 2; ++round)
+    for (int promote : {0, 1})
+      for (int feed : {1, 0})
+        for (int ctas : {128, sms / 2 * 2})
+          for (int consumer = 0; consumer < kConsumers; ++consumer) {
+            if (promote && consumer == kWideN256) continue;
+            const Timing t = time(consumer, promote, feed, ctas);
+            std::printf("%-10s %8s %6s %5d %10.1f %10.1f %7.0f %12.0f\n", kConsumerNames[consumer],
+                        promote ? "yes" : "no", feed ? "yes" : "no", ctas, t.ns, t.max_ns, t.mhz,
+                        t.ns * t.mhz / 1000.0);
+          }
+  // wide-rs must compute what wide-ss does (same values, same order): else its fragments are wrong.
+  for (int promote : {0, 1}) {
+    const Timing ss = time(kWideSs, promote, 1, 128), rs = time(kWideRs, promote, 1, 128);
+    const bool same = ss.sums == rs.sums;
+    std::printf("check promote=%d: wide-rs %s wide-ss on all 128 CTAs (CTA 0: %08x %08x)\n", promote,
+                same ? "equals" : "DIFFERS FROM", rs.sums[0], ss.sums[0]);
+  }
+  return 0;
+}

@@ -27,7 +27,8 @@
 #   bash tools/gpu_session.sh grouped_tiles [KINDS] forced 256 x 128 tiles (cluster 1 / 2) against the model's on
 #                                                   grouped kinds (default masked,k-grouped)
 #   bash tools/gpu_session.sh ring [NAME [ARGS]]    a copy-ring experiment, benchmarks/experiments/NAME.cu (default
-#                                                   tma_rate, NOTES 23, 24; tma_ring_cluster [gemm], NOTES 77)
+#                                                   tma_rate, NOTES 23, 24; tma_ring_cluster [gemm], NOTES 77;
+#                                                   a_reuse_ring [feed], NOTES 112)
 #   bash tools/gpu_session.sh tail                  the tail split (DG_TUNE_TAIL_SPLIT): its GPU tests and the masked
 #                                                   GPU tests, then masked rows and two dense rows without / with it
 set -uo pipefail

@@ -16,16 +16,24 @@
 //   wide-n256   128 x 256 tiles, one m64n256k32 wgmma per K step, A and B from shared memory (80 KB per K block);
 //               its accumulator takes 128 registers, so it runs only without the promotion
 // each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
-// promotion) and with the copies (feed on) or stages of no bytes (feed off). Prints per variant and grid (128, 132
+// promotion) and with the copies (feed copies) or stages of no bytes (feed none). Prints per variant and grid (128, 132
 // CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
 // computed what wide-ss did (a checksum per CTA of the results' bits).
 //
+// `feed` on the command line: where the copies' cost goes (NOTES 112: with them the SM clock drops ~8% and the
+// cycles per K block hardly move). The tall-ss consumer, with and without the promotion, fed four ways:
+//   copies      as above
+//   hot         every pair copies the same tile's K blocks (all L2 hits after the first pass: no HBM traffic)
+//   own         each CTA loads its whole A itself (no multicast: twice the L2 reads of A)
+//   none        stages of no bytes
+//
 // Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
-//   benchmarks/experiments/a_reuse_ring.cu -o /tmp/a_reuse_ring   Run: /tmp/a_reuse_ring
+//   benchmarks/experiments/a_reuse_ring.cu -o /tmp/a_reuse_ring   Run: /tmp/a_reuse_ring [feed]
 #include "ring_util.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 using namespace jdg::ptx;
@@ -52,6 +60,9 @@ struct Tile {
   }
 };
 static_assert(Tile<true>::kTiles == Tile<false>::kTiles, "both shapes cover the problem in as many tiles");
+
+enum Feed { kNone, kCopies, kHot, kOwn, kFeeds };
+const char* const kFeedNames[kFeeds] = {"none", "copies", "hot", "own"};
 
 enum Consumer { kTallSs, kWideSs, kWideRs, kWideN256, kConsumers };
 const char* const kConsumerNames[kConsumers] = {"tall-ss", "wide-ss", "wide-rs", "wide-n256"};
@@ -240,7 +251,7 @@ __device__ void consume(int consumer, unsigned int full, unsigned int empty, uns
   if (!kPromote && consumer == kWideN256) consume_n256(full, empty, base, total, timer, sums);
 }
 
-// Thread 256 copies the tiles of shape kTall (feed 0: stages of no bytes), the consumers release each stage in both
+// Thread 256 copies the tiles of shape kTall as `feed` says, the consumers release each stage in both
 // CTAs after their wgmmas (one arrival per warp).
 template <bool kTall>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
@@ -270,17 +281,22 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
       for (int i = 0; i < total; ++i) {
         const int stage = i % kStages, kb = i % kKBlocks;
         int m_block, n_block;
-        T::pair_tile(pair + (i / kKBlocks) * pairs_in_grid, m_block, n_block);
+        T::pair_tile(feed == kHot ? 0 : pair + (i / kKBlocks) * pairs_in_grid, m_block, n_block);
         mbarrier_wait(empty + 8 * stage, ((i / kStages) & 1u) ^ 1u);
         const unsigned int bar = full + 8 * stage, dst = base + stage * kStageBytes;
-        if (!feed) {
+        if (feed == kNone) {
           mbarrier_arrive_expect_tx(bar, 0);
           continue;
         }
         mbarrier_arrive_expect_tx(bar, T::kABytes + T::kBBytes + T::kSABytes);
         const int row0 = m_block * T::kBlockM;
-        tma_load_2d_multicast(dst + rank * T::kABytes / 2, &tmap_a_half, bar, kb * kBlockK,
-                              row0 + rank * T::kBlockM / 2, 3);
+        if (feed == kOwn) {
+          for (int h = 0; h < 2; ++h)
+            tma_load_2d(dst + h * T::kABytes / 2, &tmap_a_half, bar, kb * kBlockK, row0 + h * T::kBlockM / 2);
+        } else {
+          tma_load_2d_multicast(dst + rank * T::kABytes / 2, &tmap_a_half, bar, kb * kBlockK,
+                                row0 + rank * T::kBlockM / 2, 3);
+        }
         tma_load_2d(dst + T::kABytes, &tmap_b, bar, kb * kBlockK, (n_block + rank) * T::kBlockN);
         tma_load_2d(dst + T::kABytes + T::kBBytes, &tmap_sa, bar, row0, kb);
       }
@@ -305,7 +321,8 @@ struct Timing {
   std::vector<unsigned int> sums;
 };
 
-int main() {
+int main(int argc, char** argv) {
+  const bool feed_study = argc > 1 && std::string(argv[1]) == "feed";
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -362,22 +379,32 @@ int main() {
     std::sort(clocks.begin(), clocks.end());
     return Timing{host[ctas / 2] / 1000.0, host[ctas - 1] / 1000.0, double(clocks[ctas / 2]), check};
   };
-  std::printf("%-10s %8s %6s %5s %10s %10s %7s %12s\n", "consumer", "promote", "copies", "CTAs", "ns/K blk", "max",
+  std::printf("%-10s %8s %6s %5s %10s %10s %7s %12s\n", "consumer", "promote", "feed", "CTAs", "ns/K blk", "max",
               "MHz", "cycles/K blk");
+  if (feed_study) {
+    for (int round = 0; round < 3; ++round)
+      for (int promote : {0, 1})
+        for (int feed : {kCopies, kHot, kOwn, kNone}) {
+          const Timing t = time(kTallSs, promote, feed, 128);
+          std::printf("%-10s %8s %6s %5d %10.1f %10.1f %7.0f %12.0f\n", kConsumerNames[kTallSs], promote ? "yes" : "no",
+                      kFeedNames[feed], 128, t.ns, t.max_ns, t.mhz, t.ns * t.mhz / 1000.0);
+        }
+    return 0;
+  }
   for (int round = 0; round < 2; ++round)
     for (int promote : {0, 1})
-      for (int feed : {1, 0})
+      for (int feed : {kCopies, kNone})
         for (int ctas : {128, sms / 2 * 2})
           for (int consumer = 0; consumer < kConsumers; ++consumer) {
             if (promote && consumer == kWideN256) continue;
             const Timing t = time(consumer, promote, feed, ctas);
             std::printf("%-10s %8s %6s %5d %10.1f %10.1f %7.0f %12.0f\n", kConsumerNames[consumer],
-                        promote ? "yes" : "no", feed ? "yes" : "no", ctas, t.ns, t.max_ns, t.mhz,
+                        promote ? "yes" : "no", kFeedNames[feed], ctas, t.ns, t.max_ns, t.mhz,
                         t.ns * t.mhz / 1000.0);
           }
   // wide-rs must compute what wide-ss does (same values, same order): else its fragments are wrong.
   for (int promote : {0, 1}) {
-    const Timing ss = time(kWideSs, promote, 1, 128), rs = time(kWideRs, promote, 1, 128);
+    const Timing ss = time(kWideSs, promote, kCopies, 128), rs = time(kWideRs, promote, kCopies, 128);
     const bool same = ss.sums == rs.sums;
     std::printf("check promote=%d: wide-rs %s wide-ss on all 128 CTAs (CTA 0: %08x %08x)\n", promote,
                 same ? "equals" : "DIFFERS FROM", rs.sums[0], ss.sums[0]);

@@ -1,0 +1,13 @@
+# Session 69 call 5 (tree's kernels = ba847c8's): all of test_gpu_configs.py in 14 processes.
+set -uo pipefail
+source benchmarks/experiments/ab_headers.sh
+python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+ab_setup; cp .run2.sh "$OUT/run.sh"
+export DG_JIT_CACHE_DIR=/tmp/jdg69
+python -I -m pytest tests/test_gpu_configs.py --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >"$OUT/ids.txt"
+wc -l <"$OUT/ids.txt"
+ab_split_tests c "$OUT/ids.txt" 14 $((540 - (SECONDS - start)))
+echo "tests done $((SECONDS - start)) s"
+rm -f "$OUT/build.log"
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log 2>/dev/null) && rm -f "$OUT"/*.log
+echo "done $SECONDS s"

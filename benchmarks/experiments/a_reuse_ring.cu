@@ -97,22 +97,7 @@ __device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const unsigne
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
 
-// The consumers' time per K block from the second tile on (the first fills the ring) and their SM clock.
-struct LoopTimer {
-  unsigned long long start_ns = 0, start_clk = 0;
-  __device__ void wait_full(unsigned int full, int i) {
-    mbarrier_wait(full + 8 * (i % kStages), (i / kStages) & 1u);
-    if (i == kKBlocks) {
-      start_ns = global_timer_ns();
-      start_clk = clock64();
-    }
-  }
-  __device__ void record(int total, unsigned long long* ps_per_kblock, unsigned int* mhz) const {
-    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
-    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
-    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
-  }
-};
+using LoopTimer = RingTimer<kStages, kKBlocks>;
 
 // XOR of the results' bits over the CTA's threads: equal for two consumers that computed the same values in the same
 // order (wide-ss and wide-rs).
@@ -122,6 +107,31 @@ __device__ void checksum(const float (&out)[N], unsigned int* sums) {
 #pragma unroll
   for (int j = 0; j < N; ++j) x ^= __float_as_uint(out[j]) * (2 * j + 1);
   atomicXor(sums + blockIdx.x, x);
+}
+
+// One K block's four wgmmas into acc, issue(k) issuing the k-th, waited for.
+template <int N, typename Issue>
+__device__ __forceinline__ void k_block(float (&acc)[N], Issue issue) {
+  fence_operands(acc);
+  wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) issue(k);
+  wgmma_commit_group();
+  wgmma_wait_group<0>();
+  fence_operands(acc);
+}
+
+// The same with A and B from shared memory: m64nNk32 wgmmas, the k-th step 32 bytes along the swizzled rows.
+template <int N>
+__device__ __forceinline__ void ss_k_block(float (&acc)[N / 2], unsigned long long desc_a, unsigned long long desc_b) {
+  k_block(acc, [&](int k) { wgmma_fp8<N, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0); });
+}
+
+// out += a_scale(row) * acc (kPromote), else out = acc; sa0 / sa1: the scales of the thread's rows r and r + 8.
+template <bool kPromote>
+__device__ __forceinline__ void promote(float (&out)[64], const float (&acc)[64], float sa0, float sa1) {
+#pragma unroll
+  for (int j = 0; j < 64; ++j) out[j] = kPromote ? fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[j]) : acc[j];
 }
 
 // 256 x 128: warpgroup wg takes rows wg * 128 .. + 127 in two 64-row waves (the kernel's loop).
@@ -144,17 +154,9 @@ __device__ void consume_tall(unsigned int full, unsigned int empty, unsigned int
     for (int v = 0; v < 2; ++v) {
       const int wave_row0 = (wg * 2 + v) * 64;
       const float sa0 = sa[wave_row0 + row], sa1 = sa[wave_row0 + row + 8];
-      const unsigned long long desc_a = make_smem_desc_sw128(dst + wave_row0 * kBlockK);
-      fence_operands(acc);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) wgmma_fp8<128, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
-      wgmma_commit_group();
-      wgmma_wait_group<0>();
-      fence_operands(acc);
+      ss_k_block<128>(acc, make_smem_desc_sw128(dst + wave_row0 * kBlockK), desc_b);
       if (v == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
-#pragma unroll
-      for (int j = 0; j < 64; ++j) out[v][j] = kPromote ? fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[v][j]) : acc[j];
+      promote<kPromote>(out[v], acc, sa0, sa1);
     }
   }
   checksum(out[0], sums);
@@ -193,22 +195,13 @@ __device__ void consume_wide(unsigned int full, unsigned int empty, unsigned int
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const unsigned long long desc_b = make_smem_desc_sw128(dst + T::kABytes + h * 128 * kBlockK);
-      fence_operands(acc);
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        if constexpr (kRs) {
-          wgmma_rs_n128_e4m3(acc, a_frag[k], desc_b | (2 * k), k > 0);
-        } else {
-          wgmma_fp8<128, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
-        }
+      if constexpr (kRs) {
+        k_block(acc, [&](int k) { wgmma_rs_n128_e4m3(acc, a_frag[k], desc_b | (2 * k), k > 0); });
+      } else {
+        ss_k_block<128>(acc, desc_a, desc_b);
       }
-      wgmma_commit_group();
-      wgmma_wait_group<0>();
-      fence_operands(acc);
       if (h == 1 && lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
-#pragma unroll
-      for (int j = 0; j < 64; ++j) out[h][j] = kPromote ? fmaf((j / 2) % 2 ? sa1 : sa0, acc[j], out[h][j]) : acc[j];
+      promote<kPromote>(out[h], acc, sa0, sa1);
     }
   }
   checksum(out[0], sums);
@@ -228,15 +221,7 @@ __device__ void consume_n256(unsigned int full, unsigned int empty, unsigned int
     const int stage = i % kStages;
     timer.wait_full(full, i);
     const unsigned int dst = base + stage * kStageBytes;
-    const unsigned long long desc_a = make_smem_desc_sw128(dst + wg * 64 * kBlockK);
-    const unsigned long long desc_b = make_smem_desc_sw128(dst + T::kABytes);
-    fence_operands(acc);
-    wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < 4; ++k) wgmma_fp8<256, false, false>(acc, desc_a | (2 * k), desc_b | (2 * k), k > 0);
-    wgmma_commit_group();
-    wgmma_wait_group<0>();
-    fence_operands(acc);
+    ss_k_block<256>(acc, make_smem_desc_sw128(dst + wg * 64 * kBlockK), make_smem_desc_sw128(dst + T::kABytes));
     if (lane < 2) mbarrier_arrive_cluster(empty + 8 * stage, lane);
   }
   checksum(acc, sums);
@@ -330,15 +315,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // every line out at once, even if a variant hangs
   std::printf("%s, %d SMs; %d x %d x %d in clusters of 2 sharing A, %d stages of 48 KB\n", prop.name, sms, kM, kN, kK,
               kStages);
-  unsigned char *a, *b;
-  float* sa;
-  CHECK(cudaMalloc(&a, size_t(kM) * kK));
-  CHECK(cudaMalloc(&b, size_t(kN) * kK));
-  CHECK(cudaMalloc(&sa, size_t(kKBlocks) * kM * sizeof(float)));
-  fill_fp8<<<1024, 256>>>(a, size_t(kM) * kK);
-  fill_fp8<<<1024, 256>>>(b, size_t(kN) * kK);
-  fill_scales<<<1024, 256>>>(sa, size_t(kKBlocks) * kM);
-  CHECK(cudaGetLastError());
+  const GemmOperands ops = make_gemm_operands(kM, kN, kK);
   unsigned long long* ps;
   unsigned int *mhz, *sums;
   CHECK(cudaMalloc(&ps, sms * sizeof(unsigned long long)));
@@ -350,9 +327,9 @@ int main(int argc, char** argv) {
   auto maps = [&](bool tall) {
     const int block_m = tall ? 256 : 128, block_n = tall ? 128 : 256;
     return std::vector<CUtensorMap>{
-        make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, block_m / 2, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
-        make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kN, kK, block_n, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
-        make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, block_m, CU_TENSOR_MAP_SWIZZLE_NONE)};
+        make_map(ops.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, block_m / 2, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
+        make_map(ops.b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kN, kK, block_n, kBlockK, CU_TENSOR_MAP_SWIZZLE_128B),
+        make_map(ops.sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, block_m, CU_TENSOR_MAP_SWIZZLE_NONE)};
   };
   const std::vector<CUtensorMap> tall_maps = maps(true), wide_maps = maps(false);
   // Median and slowest CTA's ns per K block, the median CTA's SM clock and the checksums, of the last of three

@@ -16,6 +16,10 @@
 #                             $OUT/ab_NAME.diff; leaves side old in cuda/)
 #   ab_use SIDE               put that side's headers in cuda/ (ab_use new when done)
 #   ab_dense ROUNDS SHAPES    dense_rows.py on M,N,K shapes, the sides alternating, lines prefixed "side rR"
+#   ab_env_rows ROUNDS SHAPES SIDE...   dense_rows.py on M,N,K shapes (one string) with one build, each SIDE "name
+#                             VAR=VALUE ..." (DG_TUNE_* settings; a bare name: none) in turn per round; lines
+#                             prefixed "name rR" (also in $OUT/rows.txt), each run's configurations in
+#                             $OUT/configs_name_rR.txt
 #   ab_grouped KINDS          grouped_rows.py once per side per round, lines prefixed "side " ("side rR " with
 #                             AB_ROUNDS)
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
@@ -84,6 +88,15 @@ ab_rows() {  # rounds, "1" to tag lines with the round (or ""), time limit, scri
   ab_use "${sides%% *}"
 }
 ab_dense() { local rounds=$1; shift; ab_rows "$rounds" 1 100 dense_rows.py "$@"; }  # rounds, then the shapes
+ab_env_rows() {  # rounds, shapes, sides
+  local rounds=$1 shapes=$2 round spec name; shift 2
+  for round in $(seq "$rounds"); do for spec in "$@"; do
+    name=${spec%% *}
+    # shellcheck disable=SC2086  # the shapes and the side's settings are word lists
+    env ${spec#"$name"} DG_PRINT_CONFIGS=1 timeout -k 5 200 python benchmarks/experiments/dense_rows.py $shapes \
+      2>"$OUT/configs_${name}_r$round.txt" | sed "s/^/$name r$round /" | tee -a "$OUT/rows.txt"
+  done; done
+}
 ab_grouped() { ab_rows "${AB_ROUNDS:-1}" "${AB_ROUNDS:+1}" 150 grouped_rows.py "$@"; }  # the kinds grouped_rows.py takes
 ab_tests() {  # name, pytest arguments
   local name=$1; shift

@@ -78,3 +78,44 @@ __global__ void fill_scales(float* p, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
     p[i] = 1.0f + float(i % 251) * 1e-3f;
 }
+
+// The GEMM rings' operands (tma_ring_cluster.cu, a_reuse_ring.cu): A m x k and B n x k FP8 bytes, the A scales
+// (k / 128) x m floats, filled as above.
+struct GemmOperands {
+  unsigned char *a, *b;
+  float* sa;
+};
+
+inline GemmOperands make_gemm_operands(int m, int n, int k) {
+  GemmOperands ops;
+  const size_t k_blocks = size_t(k) / 128;
+  CHECK(cudaMalloc(&ops.a, size_t(m) * k));
+  CHECK(cudaMalloc(&ops.b, size_t(n) * k));
+  CHECK(cudaMalloc(&ops.sa, k_blocks * m * sizeof(float)));
+  fill_fp8<<<1024, 256>>>(ops.a, size_t(m) * k);
+  fill_fp8<<<1024, 256>>>(ops.b, size_t(n) * k);
+  fill_scales<<<1024, 256>>>(ops.sa, k_blocks * m);
+  CHECK(cudaGetLastError());
+  return ops;
+}
+
+// The GEMM rings' consumers: their time per K block from the second tile on (the first fills the ring; a tile is
+// kKBlocks K blocks), and their SM clock (clock64 over the global timer): `wait_full` waits for stage i's bytes,
+// `record` writes both for this CTA.
+template <int kStages, int kKBlocks>
+struct RingTimer {
+  unsigned long long start_ns = 0, start_clk = 0;
+  __device__ void wait_full(unsigned int full, int i) {
+    jdg::ptx::mbarrier_wait(full + 8 * (i % kStages), (i / kStages) & 1u);
+    if (i == kKBlocks) {
+      start_ns = jdg::ptx::global_timer_ns();
+      start_clk = clock64();
+    }
+  }
+  __device__ void record(int total, unsigned long long* ps_per_kblock, unsigned int* mhz) const {
+    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1;
+    const unsigned long long ns = jdg::ptx::global_timer_ns() - start_ns;
+    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
+    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
+  }
+};

@@ -6,17 +6,7 @@
 source benchmarks/experiments/ab_headers.sh
 ab_setup
 SHAPES="4096,2112,7168 4096,24576,1536 4096,32768,512 4096,7168,16384 4096,4096,7168 4096,7168,2048 8192,7168,7168"
-for round in 1 2; do
-  for side in model p128 p128x2 h160 h192; do
-    case $side in
-      model) set -- ;;
-      p128) set -- DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 ;;
-      p128x2) set -- DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128 DG_TUNE_CLUSTER=2 ;;
-      h160) set -- DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=160 ;;
-      h192) set -- DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192 ;;
-    esac
-    env "$@" DG_PRINT_CONFIGS=1 timeout -k 5 200 python benchmarks/experiments/dense_rows.py $SHAPES \
-      2>"$OUT/configs_${side}_r$round.txt" | sed "s/^/$side r$round /" | tee -a "$OUT/rows.txt"
-  done
-done
+p128="DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=128"
+ab_env_rows 2 "$SHAPES" model "p128 $p128" "p128x2 $p128 DG_TUNE_CLUSTER=2" \
+  "h160 DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=160" "h192 DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=192"
 echo "done in $((SECONDS - start)) s"

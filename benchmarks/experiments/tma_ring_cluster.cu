@@ -58,23 +58,7 @@ __device__ void pair_tile(int index, int& m_block, int& n_block) {
 enum Consumer { kRelease, kWgmma, kWgmmaPromote, kDecoupled, kConsumers };
 const char* const kConsumerNames[kConsumers] = {"release", "wgmma", "wgmma+promote", "decoupled"};
 
-// The consumers' time per K block from the second tile on (the first fills the ring), and their SM clock (clock64
-// over the global timer): `wait_full` waits for stage i's bytes, `record` writes both for this CTA.
-struct LoopTimer {
-  unsigned long long start_ns = 0, start_clk = 0;
-  __device__ void wait_full(unsigned int full, int i) {
-    mbarrier_wait(full + 8 * (i % kStages), (i / kStages) & 1u);
-    if (i == kKBlocks) {
-      start_ns = global_timer_ns();
-      start_clk = clock64();
-    }
-  }
-  __device__ void record(int total, unsigned long long* ps_per_kblock, unsigned int* mhz) const {
-    const unsigned long long timed = total > kKBlocks ? total - kKBlocks : 1, ns = global_timer_ns() - start_ns;
-    ps_per_kblock[blockIdx.x] = ns * 1000 / timed;
-    mhz[blockIdx.x] = static_cast<unsigned int>((clock64() - start_clk) * 1000 / (ns > 0 ? ns : 1));
-  }
-};
+using LoopTimer = RingTimer<kStages, kKBlocks>;
 
 // The consumers' K loop (consumer kWgmma, kWgmmaPromote, kDecoupled): warpgroup `wg` takes rows wg * 128 .. + 127
 // of each stage in two 64-row waves, as the kernel's 256 x 128 loop does.
@@ -206,30 +190,22 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // every line out at once, even if a variant hangs
   std::printf("%s, %d SMs; 256 x 128 stages, %d x %d x %d in clusters of 2, %d stages\n", prop.name, sms, kM, kN, kK,
               kStages);
-  unsigned char *a, *b;
-  float* sa;
-  CHECK(cudaMalloc(&a, size_t(kM) * kK));
-  CHECK(cudaMalloc(&b, size_t(kN) * kK));
-  CHECK(cudaMalloc(&sa, size_t(kKBlocks) * kM * sizeof(float)));
-  fill_fp8<<<1024, 256>>>(a, size_t(kM) * kK);
-  fill_fp8<<<1024, 256>>>(b, size_t(kN) * kK);
-  fill_scales<<<1024, 256>>>(sa, size_t(kKBlocks) * kM);
-  CHECK(cudaGetLastError());
+  const GemmOperands ops = make_gemm_operands(kM, kN, kK);
   unsigned long long* ps;
   unsigned int* mhz;
   CHECK(cudaMalloc(&ps, sms * sizeof(unsigned long long)));
   CHECK(cudaMalloc(&mhz, sms * sizeof(unsigned int)));
   const int smem = kStages * kStageBytes + 1024;  // + alignment of the stages to 1024 bytes
   CHECK(cudaFuncSetAttribute(ring_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const CUtensorMap ma = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, kBlockM, kBlockK,
+  const CUtensorMap ma = make_map(ops.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, kBlockM, kBlockK,
                                   CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap ma_half = make_map(a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, kBlockM / 2, kBlockK,
+  const CUtensorMap ma_half = make_map(ops.a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kM, kK, kBlockM / 2, kBlockK,
                                        CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap mb = make_map(b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kN, kK, kBlockN, kBlockK,
+  const CUtensorMap mb = make_map(ops.b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, kN, kK, kBlockN, kBlockK,
                                   CU_TENSOR_MAP_SWIZZLE_128B);
-  const CUtensorMap msa = make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, kBlockM,
+  const CUtensorMap msa = make_map(ops.sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, kBlockM,
                                    CU_TENSOR_MAP_SWIZZLE_NONE);
-  const CUtensorMap msa_half = make_map(sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, kBlockM / 2,
+  const CUtensorMap msa_half = make_map(ops.sa, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, kKBlocks, kM, 1, kBlockM / 2,
                                         CU_TENSOR_MAP_SWIZZLE_NONE);
   // Median and slowest CTA's ns per K block, and the median CTA's SM clock, of the last of three launches.
   auto time = [&](int mode, int consumer, int feed, int ctas) {

@@ -14,16 +14,6 @@ timeout -k 5 300 python -I -m pytest tests/test_gpu_configs.py -v -rs -p no:cach
 grep -E "passed|failed" "$OUT/tests_wide.log" | tail -1; grep -E "^FAILED" "$OUT/tests_wide.log" | head
 SHAPES="4096,7168,16384 4096,4096,7168 4096,7168,2048 4096,24576,1536 4096,32768,512 8192,7168,7168 2048,7168,7168"
 wide="DG_TUNE_BLOCK_M=128 DG_TUNE_BLOCK_N=256"
-for round in 1 2; do
-  for side in model wide2 wide2a wide1; do
-    case $side in
-      model) set -- ;;
-      wide2) set -- $wide ;;
-      wide2a) set -- $wide DG_TUNE_CLUSTER=2 DG_TUNE_MULTICAST_B=0 ;;
-      wide1) set -- $wide DG_TUNE_CLUSTER=1 ;;
-    esac
-    env "$@" DG_PRINT_CONFIGS=1 timeout -k 5 200 python benchmarks/experiments/dense_rows.py $SHAPES \
-      2>"$OUT/configs_${side}_r$round.txt" | sed "s/^/$side r$round /" | tee -a "$OUT/rows.txt"
-  done
-done
+ab_env_rows 2 "$SHAPES" model "wide2 $wide" "wide2a $wide DG_TUNE_CLUSTER=2 DG_TUNE_MULTICAST_B=0" \
+  "wide1 $wide DG_TUNE_CLUSTER=1"
 echo "done in $((SECONDS - start)) s"

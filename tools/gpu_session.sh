@@ -3,8 +3,8 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
-#   bash tools/gpu_session.sh par [1|2]             the GPU test files in 8 parallel processes; 1 / 2: half of them
-#                                                   each (one device call per half)
+#   bash tools/gpu_session.sh par [1|2]             the GPU test files in parallel processes; 1: test_gpu_configs.py,
+#                                                   2: the others (one device call each)
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
 #   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
@@ -70,50 +70,41 @@ case "$phase" in
     grep -E "passed|failed|FAILED|ERROR" "$OUT/tests.log" | tail -15
     ;;
   par)
-    # The GPU test files split over parallel processes sharing the one GPU and the kernel cache: JIT compiles
-    # dominate the serial run (~9 min for test_gpu_configs.py alone) and the machine has 16 cores. The 64- and
-    # 128-row configuration tests (~170 cases each) take two processes each: in one they ran past 7 minutes
-    # (2026-11-27). The logs come back as one archive (the device tool returns a limited number of files).
-    rm -rf "$DG_JIT_CACHE_DIR"
+    # The GPU test files, their cases split over parallel processes sharing the one GPU and the kernel cache (JIT
+    # compiles dominate a serial run: ~9 min for test_gpu_configs.py alone; the machine has 16 cores). `par 1`:
+    # test_gpu_configs.py's cases in 14 processes (7.5 min on an H200, 2026-11-30, session 69); `par 2`: the other
+    # files' in 10 (4 min); one device call each (all at once would pass the call's limit). The cases go round-robin
+    # over the processes, so that each takes a share of every configuration's compiles. The logs come back as one
+    # archive (the device tool returns a limited number of files).
+    python -c "import flatbuffers" 2>/dev/null || python -m pip install -q --no-deps .whl/flatbuffers-*.whl
+    rm -rf "$DG_JIT_CACHE_DIR" "$OUT/par"
     mkdir -p "$OUT/par"
-    part() {
-      local name=$1; shift
-      timeout -k 5 "${JDG_PAR_LIMIT:-500}" python -I -m pytest "$@" -q -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/par/tests_$name.log"
-      echo "$name: $(grep -E "passed|failed" "$OUT/par/tests_$name.log" | tail -1)"
-      grep -E "^FAILED|^ERROR" "$OUT/par/tests_$name.log" | head -5
-    }
-    halves() {  # name, -k expression: the selected configuration tests in two processes
-      python -I -m pytest tests/test_gpu_configs.py -k "$2" --collect-only -q -p no:cacheprovider 2>/dev/null |
-        grep "::" >"$OUT/par/ids_$1.txt"
-      split -n l/2 -d "$OUT/par/ids_$1.txt" "$OUT/par/ids_$1_"
-      part "$1_a" $(cat "$OUT/par/ids_$1_00") &
-      part "$1_b" $(cat "$OUT/par/ids_$1_01") &
-      wait
-    }
-    # `par 1` / `par 2` run each half of the parts (one device call each): all eight at once ran past the call's
-    # limit on 2026-11-28 (the file parts took 7-8 minutes, the configuration parts were cut at 76-87%).
     group="${1:-all}"
-    if [ "$group" != 2 ]; then
-      # (the segment walk's cases name no BLOCK_M in their ids, so the halves below do not take them)
-      part dense tests/test_gpu_dense.py tests/test_gpu_sharding.py tests/test_threads.py \
-        tests/test_gpu_configs.py::test_contiguous_segments &
-      part grouped tests/test_gpu_grouped.py tests/test_gpu_configs.py::test_c_prefetch_dense \
-        tests/test_gpu_configs.py::test_c_prefetch_split_k tests/test_gpu_configs.py::test_c_prefetch_k_grouped &
-      part configs_256 tests/test_gpu_configs.py -k "not tma_store and bm256" &
-      part tma_store tests/test_gpu_configs.py -k "tma_store" &
-    fi
-    if [ "$group" != 1 ]; then
-      halves configs_64 "not tma_store and bm64" &
-      halves configs_128 "not tma_store and bm128" &
-    fi
+    others=(tests/test_gpu_grouped.py tests/test_differentiable.py tests/test_gpu_dense.py tests/test_export.py
+            tests/test_threads.py tests/test_gpu_sharding.py)
+    case "$group" in
+      1) files=(tests/test_gpu_configs.py) procs=14 ;;
+      2) files=("${others[@]}") procs=10 ;;
+      *) files=(tests/test_gpu_configs.py "${others[@]}") procs=16 ;;
+    esac
+    python -I -m pytest "${files[@]}" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >"$OUT/par/ids.txt"
+    split -n "r/$procs" -d "$OUT/par/ids.txt" "$OUT/par/ids_"
+    for ids in "$OUT"/par/ids_*; do
+      (
+        name=${ids##*_}
+        mapfile -t cases <"$ids"  # one test id per line (some hold spaces)
+        timeout -k 5 "${JDG_PAR_LIMIT:-520}" python -I -m pytest "${cases[@]}" -q -rs -p no:cacheprovider 2>&1 |
+          quiet >"$OUT/par/tests_$name.log"
+        echo "$name: $(grep -E "passed|failed" "$OUT/par/tests_$name.log" | tail -1)"
+        grep -E "^FAILED|^ERROR" "$OUT/par/tests_$name.log" | head -5
+      ) &
+    done
     wait
-    # Every case of the GPU files must have run in some part (a part cut off by its limit prints no summary).
-    all=$(python -I -m pytest tests/test_gpu_*.py tests/test_threads.py --collect-only -q -p no:cacheprovider \
-          2>/dev/null | grep -c "::")
+    # Every selected case must have run in some process (one cut off by its limit prints no summary).
+    all=$(wc -l <"$OUT/par/ids.txt")
     ran=$(for f in "$OUT"/par/tests_*.log; do tail -1 "$f"; done |
           grep -oE "[0-9]+ (passed|failed|skipped|errors?|xfailed|xpassed)" | awk '{n += $1} END {print n + 0}')
-    echo "par $group: $ran of the $all GPU test cases ran$([ "$group" = all ] && [ "$ran" -lt "$all" ] &&
-      echo ": SOME DID NOT RUN")"
+    echo "par $group: $ran of the $all selected GPU test cases ran$([ "$ran" -lt "$all" ] && echo ": SOME DID NOT RUN")"
     tar czf "$OUT/tests_par_logs.tgz" -C "$OUT" par && rm -r "$OUT/par"
     [ -n "${JDG_PAR_DEMO:-}" ] && timeout -k 5 240 python -m jax_deepgemm demo 2>&1 | quiet >"$OUT/demo.log" && tail -12 "$OUT/demo.log"
     ;;

@@ -110,8 +110,11 @@ ab_tests() {  # name, pytest arguments
 }
 ab_split_tests() {  # name, a file of test ids, processes, time limit: ab_tests over the ids split among processes
   rm -f "/tmp/ab_split_$1_"*; split -n "r/$3" -d "$2" "/tmp/ab_split_$1_"
-  local part
-  for part in "/tmp/ab_split_$1_"*; do JDG_TEST_LIMIT=$4 ab_tests "$1_${part##*_}" $(cat "$part") & done
+  local part cases
+  for part in "/tmp/ab_split_$1_"*; do
+    mapfile -t cases <"$part"  # one test id per line (some hold spaces)
+    JDG_TEST_LIMIT=$4 ab_tests "$1_${part##*_}" "${cases[@]}" &
+  done
   wait
 }
 ab_kgrouped_tests() {  # name, time limit: the k-grouped cases of the grouped and configs GPU files, side new, 4 processes

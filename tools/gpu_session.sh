@@ -88,6 +88,8 @@ case "$phase" in
       *) files=(tests/test_gpu_configs.py "${others[@]}") procs=16 ;;
     esac
     python -I -m pytest "${files[@]}" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >"$OUT/par/ids.txt"
+    # (no ids: stop; pytest given none would run the whole default collection)
+    [ -s "$OUT/par/ids.txt" ] || { echo "par $group: no test ids collected"; exit 1; }
     split -n "r/$procs" -d "$OUT/par/ids.txt" "$OUT/par/ids_"
     for ids in "$OUT"/par/ids_*; do
       (

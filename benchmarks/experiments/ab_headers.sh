@@ -25,6 +25,9 @@
 #   ab_tests NAME ARGS...     pytest ARGS (with the headers in cuda/), log $OUT/tests_NAME.log, its summary printed
 #   ab_split_tests NAME IDS N LIMIT   ab_tests over the test ids in file IDS, split among N processes of LIMIT seconds
 #                             (logs $OUT/tests_NAME_NN.log)
+#   ab_side_tests SIDE EXPR N LIMIT FILES...   the cases of FILES that pytest's -k EXPR selects (their count printed)
+#                             with that side's headers and kernel cache, split among N processes of LIMIT seconds
+#                             (logs $OUT/tests_SIDE_NN.log; AB_TESTS_NAME for another name than SIDE)
 #   ab_kgrouped_tests NAME LIMIT   the k-grouped cases of test_gpu_grouped.py and test_gpu_configs.py with side new's
 #                             headers, in 4 processes of LIMIT seconds (logs $OUT/tests_NAME_0*.log)
 #   ab_ragged_masked PATCH tests|rows LABEL KINDS LAYERS...   HEAD + PATCH against HEAD for ragged and masked
@@ -109,6 +112,8 @@ ab_tests() {  # name, pytest arguments
   echo "$name: $summary"; grep -E "^FAILED" "$OUT/tests_$name.log" | head -5
 }
 ab_split_tests() {  # name, a file of test ids, processes, time limit: ab_tests over the ids split among processes
+  # (no ids: say so; pytest given none would run the whole default collection)
+  [ -s "$2" ] || { echo "$1: no test ids in $2"; return 1; }
   rm -f "/tmp/ab_split_$1_"*; split -n "r/$3" -d "$2" "/tmp/ab_split_$1_"
   local part cases
   for part in "/tmp/ab_split_$1_"*; do
@@ -117,11 +122,16 @@ ab_split_tests() {  # name, a file of test ids, processes, time limit: ab_tests 
   done
   wait
 }
+ab_side_tests() {  # side, -k expression, processes, time limit, test files
+  local side=$1 expr=$2 procs=$3 limit=$4 name=${AB_TESTS_NAME:-$1}; shift 4
+  ab_use "$side"
+  python -I -m pytest "$@" -k "$expr" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" \
+    >"/tmp/ab_ids_$name.txt"
+  wc -l <"/tmp/ab_ids_$name.txt"
+  DG_JIT_CACHE_DIR="/tmp/ab_cache_$side" ab_split_tests "$name" "/tmp/ab_ids_$name.txt" "$procs" "$limit"
+}
 ab_kgrouped_tests() {  # name, time limit: the k-grouped cases of the grouped and configs GPU files, side new, 4 processes
-  ab_use new
-  python -I -m pytest tests/test_gpu_grouped.py tests/test_gpu_configs.py -k k_grouped --collect-only -q \
-    -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/kg_ids.txt
-  DG_JIT_CACHE_DIR=/tmp/ab_cache_new ab_split_tests "$1" /tmp/kg_ids.txt 4 "$2"
+  AB_TESTS_NAME=$1 ab_side_tests new k_grouped 4 "$2" tests/test_gpu_grouped.py tests/test_gpu_configs.py
 }
 ab_ragged_masked() {  # patch, tests|rows, the moe_models.py label, the table's kinds ("contiguous masked"), layers...
   ab_patch_vs_head "$1"

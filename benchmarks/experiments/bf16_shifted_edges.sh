@@ -13,9 +13,7 @@ source benchmarks/experiments/ab_headers.sh
 ab_setup
 ab_sent
 ab_side edges benchmarks/experiments/bf16_shifted_edges.patch || exit 1
-python -I -m pytest tests/test_gpu_configs.py -k "store_widths or shifted" --collect-only -q -p no:cacheprovider \
-  2>/dev/null | grep "::" >/tmp/sh_ids.txt
-ab_use edges; DG_JIT_CACHE_DIR=/tmp/ab_cache_edges ab_split_tests edges /tmp/sh_ids.txt 8 150
+ab_side_tests edges "store_widths or shifted" 8 150 tests/test_gpu_configs.py
 AB_SIDES="edges old" ab_dense 3 4096,7169,2048 4096,7170,2048 4096,7172,2048 4096,2113,7168 4096,50257,4096 \
   128,50257,4096 4096,7168,2048 | tee "$OUT/rows.txt"
 ab_use edges

@@ -21,9 +21,7 @@ for side in edges cxx; do
     bash tools/gpu_session.sh sanitize memcheck 2>&1 | tail -3
   mv "$OUT/memcheck.log" "$OUT/memcheck_one_$side.log"
 done
-python -I -m pytest tests/test_gpu_configs.py -k "store_widths or shifted" --collect-only -q -p no:cacheprovider \
-  2>/dev/null | grep "::" >/tmp/sh_ids.txt
-ab_use cxx; DG_JIT_CACHE_DIR=/tmp/ab_cache_cxx ab_split_tests cxx /tmp/sh_ids.txt 8 100
+ab_side_tests cxx "store_widths or shifted" 8 100 tests/test_gpu_configs.py
 AB_SIDES="cxx edges old" ab_dense 2 4096,7169,2048 4096,7170,2048 4096,7172,2048 | tee "$OUT/rows.txt"
 ab_use cxx
 JDG_SANITIZE_FILES="tests/test_gpu_configs.py" JDG_SANITIZE_K="shifted or store_widths" \

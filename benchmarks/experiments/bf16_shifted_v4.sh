@@ -19,11 +19,7 @@ git apply benchmarks/experiments/bf16_shifted_v4.patch || exit 1
 rm -rf /tmp/ab_v4_cuda && cp -r cuda /tmp/ab_v4_cuda
 git apply benchmarks/experiments/bf16_shifted_v4_even.patch || exit 1
 rm -rf /tmp/ab_even_cuda && cp -r cuda /tmp/ab_even_cuda
-python -I -m pytest tests/test_gpu_configs.py -k "store_widths or shifted" --collect-only -q -p no:cacheprovider \
-  2>/dev/null | grep "::" >/tmp/sh_ids.txt
-for side in v4 even; do
-  ab_use $side; DG_JIT_CACHE_DIR=/tmp/ab_cache_$side ab_split_tests $side /tmp/sh_ids.txt 6 150
-done
+for side in v4 even; do ab_side_tests $side "store_widths or shifted" 6 150 tests/test_gpu_configs.py; done
 AB_SIDES="v4 even old" ab_dense 2 4096,7169,2048 4096,2113,7168 4096,50257,4096 128,50257,4096 4096,7172,2048 \
   4096,7170,2048 | tee "$OUT/rows.txt"
 AB_SIDES="v4 old" ab_dense 2 c=bf16 4096,7169,2048 | tee -a "$OUT/rows.txt"

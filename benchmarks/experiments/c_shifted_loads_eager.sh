@@ -12,12 +12,8 @@
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_reversed benchmarks/experiments/c_shifted_loads_eager.patch
-ab_use new
-python -I -m pytest tests/test_gpu_configs.py tests/test_gpu_grouped.py tests/test_gpu_dense.py \
-  -k "store_widths or shifted or odd_n or (test_dense and 130) or test_dense_options" \
-  --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/sh_ids.txt
-wc -l </tmp/sh_ids.txt
-DG_JIT_CACHE_DIR=/tmp/ab_cache_new ab_split_tests new /tmp/sh_ids.txt 10 170
+ab_side_tests new "store_widths or shifted or odd_n or (test_dense and 130) or test_dense_options" 10 170 \
+  tests/test_gpu_configs.py tests/test_gpu_grouped.py tests/test_gpu_dense.py
 AB_SIDES="new old" ab_dense 3 c=f32 4096,7169,2048 4096,7170,2048 4096,7168,2048 | tee "$OUT/rows.txt"
 AB_SIDES="new old" ab_dense 3 c=bf16 4096,7169,2048 4096,7170,2048 4096,7172,2048 4096,7168,2048 4096,50257,4096 |
   tee -a "$OUT/rows.txt"

@@ -8,11 +8,7 @@
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_reversed benchmarks/experiments/shift_per_row.patch
-ab_use new
-python -I -m pytest tests/test_gpu_configs.py tests/test_gpu_grouped.py -k "store_widths or shifted or odd_n" \
-  --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >/tmp/sh_ids.txt
-wc -l </tmp/sh_ids.txt
-DG_JIT_CACHE_DIR=/tmp/ab_cache_new ab_split_tests new /tmp/sh_ids.txt 8 170
+ab_side_tests new "store_widths or shifted or odd_n" 8 170 tests/test_gpu_configs.py tests/test_gpu_grouped.py
 AB_SIDES="new old" ab_dense 3 out=f32 4096,7169,2048 4096,7170,2048 4096,2113,7168 128,50257,4096 4096,7168,2048 |
   tee "$OUT/rows.txt"
 AB_SIDES="new old" ab_dense 3 4096,7169,2048 4096,7170,2048 | tee -a "$OUT/rows.txt"

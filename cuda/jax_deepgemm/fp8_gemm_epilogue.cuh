@@ -243,7 +243,7 @@ __device__ __forceinline__ void store_quad(const Fp8GemmArgs& args, int row, int
     float* d = static_cast<float*>(args.d) + idx;
     if (vector4(col, aligned)) {
       *reinterpret_cast<float4*>(d) = make_float4(v0, v1, v2, v3);
-    } else {  // (D not 16-byte aligned; rows of N % 4 != 0 take store_wave_f32_shifted)
+    } else {  // (D not 16-byte aligned, or columns from N on; rows of N % 4 != 0 take store_wave_f32_shifted)
       const float v[4] = {v0, v1, v2, v3};
 #pragma unroll
       for (int i = 0; i < 4; ++i)

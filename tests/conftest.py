@@ -42,6 +42,14 @@ def kernels_active() -> bool:
     return bool(runtime.cuda_devices()) and runtime.use_kernels()
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Which path the ops took, in every run's summary (with -q too): on a GPU machine the files written for the
+    reference pass either way, so a log must say whether the kernels ran."""
+    device = jax.devices()[0]
+    terminalreporter.write_line(f"jax_deepgemm: default device {device.platform} ({device.device_kind}), kernels "
+                                f"{'active' if kernels_active() else 'inactive: every op runs the pure-JAX reference'}")
+
+
 # Elementwise tolerance, relative to the bound sum_k |a_k b_k| + |c| (float32 accumulation over K <= 512 of exact
 # FP8 products stays far below 1e-5 on the reference; a wrong scale or block shows up as O(1)).
 # The Hopper tensor cores accumulate FP8 products with a reduced mantissa (products are aligned to the largest

@@ -3,8 +3,9 @@
 # result folder; ./gpu-out when run elsewhere). The device tool gives 10 minutes per call, so a session is a few calls:
 #
 #   bash tools/gpu_session.sh tests [pytest args]   machine info, compile times, the whole test suite with the kernels
-#   bash tools/gpu_session.sh par [1|2]             the GPU test files in parallel processes; 1: test_gpu_configs.py,
-#                                                   2: the others (one device call each)
+#   bash tools/gpu_session.sh par [1|2|3]           the GPU test files in parallel processes; 1: test_gpu_configs.py,
+#                                                   2: the others, 3: every file no other phase runs (one
+#                                                   device call each)
 #   bash tools/gpu_session.sh export                tests/test_export.py with the kernels; programs lowered for more SMs
 #   bash tools/gpu_session.sh nn                    the vmap, Flax NNX / Equinox layer and remat tests with the kernels
 #   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
@@ -82,9 +83,19 @@ case "$phase" in
     group="${1:-all}"
     others=(tests/test_gpu_grouped.py tests/test_differentiable.py tests/test_gpu_dense.py tests/test_export.py
             tests/test_threads.py tests/test_gpu_sharding.py)
+    # 3: the files that neither 1, 2, `training` nor `multi` runs, most of them written for the CPU reference (CI);
+    # their ops run the kernels wherever an sm_90 GPU is the default device (each log's summary says whether they
+    # did): the oracle and hostile-data checks, layouts, quantization, validation, the layers (flax and equinox must
+    # be importable: they are on the device machine), the JIT runtime and the kernels' compiles.
+    cpu_suite=(tests/test_dense.py tests/test_grouped.py tests/test_hostile_data.py tests/test_quantization.py
+               tests/test_layout.py tests/test_permutation.py tests/test_validation.py tests/test_bad_inputs.py
+               tests/test_sharding.py tests/test_nn_flax.py tests/test_nn_equinox.py tests/test_cli.py
+               tests/test_bench_trace.py tests/test_jit_cache.py tests/test_jit_runtime.py
+               tests/test_cuda_lowering_grouped.py tests/cuda/test_kernel_compile.py tests/cuda/test_generated_sources.py)
     case "$group" in
       1) files=(tests/test_gpu_configs.py) procs=14 ;;
       2) files=("${others[@]}") procs=10 ;;
+      3) files=("${cpu_suite[@]}") procs=14 ;;
       *) files=(tests/test_gpu_configs.py "${others[@]}") procs=16 ;;
     esac
     python -I -m pytest "${files[@]}" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" >"$OUT/par/ids.txt"

@@ -11,7 +11,8 @@
 #   bash tools/gpu_session.sh training [--no-xla]    the FP8 training paths: tests, quantization kernel times (and
 #                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101-103;
 #                                                   JDG_TRAINING_DEMO=0: without the demo, ~3 minutes less)
-#   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests; threads
+#   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests in
+#                                                   JDG_SANITIZE_PROCS parallel processes (default 4); threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
 #   bash tools/gpu_session.sh pipe                  the accumulator pipeline's GPU tests and 128 x 128 tiles without/with
@@ -59,6 +60,35 @@ if [ "$phase" != ring ]; then  # the copy rings are standalone CUDA programs: no
   python -m jax_deepgemm info >>"$OUT/machine.txt" 2>&1
 fi
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+# `sanitize_part TOOL IDS_FILE LIMIT`: the sanitizer over the test ids in IDS_FILE, log in $OUT/TOOL.log_<part>.
+# Into a file, not a pipe: `timeout` kills the sanitizer only, and its python, left running, would hold a pipe open
+# past the device call's limit (2026-11-27); that python is killed afterwards, found by this part's own --basetemp
+# (the other parts run beside it). The sanitizer's own process often ends on SIGSEGV with no report, even on a plain
+# JAX program that never imports this package (NOTES 68, 83, 114); then it starts again on this part's cases not
+# yet passed, while time is left and fewer than 20 runs in a row have passed none.
+sanitize_part() {
+  local tool=$1 ids=$2 part=${2##*_} cases before status=- runs=0 idle=0 deadline=$((SECONDS + $3))
+  local log="$OUT/$tool.log_$part" tmp="/tmp/jdg-sanitize-$tool-$part"
+  mapfile -t cases <"$ids"  # one test id per line
+  : >"$log"
+  while [ "${#cases[@]}" -gt 0 ]; do
+    runs=$((runs + 1))
+    timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${cases[@]}" \
+      -v -p no:cacheprovider --basetemp="$tmp" >"$log.raw" 2>&1
+    status=$?
+    pkill -9 -f -- "--basetemp=$tmp" || true
+    { echo "# sanitizer run $runs of part $part: exit $status"; quiet <"$log.raw"; } >>"$log"
+    rm -f "$log.raw"
+    # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)
+    before=${#cases[@]}
+    mapfile -t cases < <(comm -23 <(printf '%s\n' "${cases[@]}" | sort) \
+                                  <(grep -oE "^tests/[^ ]+ PASSED" "$log" | cut -d" " -f1 | sort -u))
+    if [ "${#cases[@]}" -lt "$before" ]; then idle=0; else idle=$((idle + 1)); fi
+    [ "$status" = 139 ] && [ "$idle" -lt 20 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
+  done
+  echo "$tool part $part: exit $status after $runs sanitizer run(s), ${#cases[@]} case(s) not passed"
+}
 
 case "$phase" in
   tests)
@@ -197,31 +227,21 @@ case "$phase" in
           continue ;;
         *) echo "unknown tool $tool"; exit 2 ;;
       esac
-      # Into a file, not a pipe: `timeout` kills the sanitizer only, and its python, left running, would hold a pipe
-      # open past the device call's limit (2026-11-27); that python is killed by name afterwards.
-      # The sanitizer's own process sometimes ends on SIGSEGV mid-run with no report (NOTES 68; in 9 of 13 runs on
-      # 2026-11-28, NOTES 83): then it starts again on the cases that have not passed yet, while time is left and no
-      # two runs in a row have passed none (one crashed before its first case passed, 2026-11-30, NOTES 109).
-      : >"$OUT/$tool.log"
-      deadline=$((SECONDS + limit)); runs=0; skip=(); passed=0; idle=0
-      while :; do
-        runs=$((runs + 1))
-        timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest \
-          "${mem_files[@]}" -v -p no:cacheprovider -k "$sel" "${skip[@]}" >"$OUT/$tool.raw.log" 2>&1
-        status=$?
-        pkill -9 -f "python -I -m pytest tests/" || true
-        { echo "# sanitizer run $runs: exit $status"; quiet <"$OUT/$tool.raw.log"; } >>"$OUT/$tool.log"
-        rm -f "$OUT/$tool.raw.log"
-        # 139: the tool's SIGSEGV (124 / 137 are the time limit; 1 an error it found or a failed test)
-        before=$passed; passed=$(grep -cE "^tests/[^ ]+ PASSED" "$OUT/$tool.log")
-        if [ "$passed" -gt "$before" ]; then idle=0; else idle=$((idle + 1)); fi
-        [ "$status" = 139 ] && [ "$idle" -lt 2 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
-        skip=(); while read -r id; do skip+=(--deselect "$id"); done \
-          < <(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | cut -d" " -f1)  # (ids unexpanded: no globbing)
-      done
-      echo "$tool: exit $status after $runs sanitizer run(s)"; grep -cE " PASSED" "$OUT/$tool.log"
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | tail -3
-      # A report in an earlier run (one the tool's crash then ended) would not be in the last run's summary.
+      # The selected cases go round-robin over JDG_SANITIZE_PROCS sanitizer processes (default 4) sharing the GPU.
+      python -I -m pytest "${mem_files[@]}" --collect-only -q -p no:cacheprovider -k "$sel" 2>/dev/null |
+        grep "::" >"$OUT/$tool.ids"
+      [ -s "$OUT/$tool.ids" ] || { echo "$tool: no test ids collected"; continue; }
+      rm -f "$OUT/$tool".ids_* "$OUT/$tool".log_*
+      split -n "r/${JDG_SANITIZE_PROCS:-4}" -d "$OUT/$tool.ids" "$OUT/$tool.ids_"
+      for ids in "$OUT/$tool".ids_*; do sanitize_part "$tool" "$ids" "$limit" & done
+      wait
+      cat "$OUT/$tool".log_* >"$OUT/$tool.log" && rm "$OUT/$tool".log_* "$OUT/$tool".ids_*
+      all=$(wc -l <"$OUT/$tool.ids")
+      passed=$(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | sort -u | wc -l)
+      echo "$tool: $passed of the $all selected cases passed under the sanitizer" \
+           "($(grep -c "^# sanitizer run" "$OUT/$tool.log") sanitizer runs)"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | sort | uniq -c | tail -4
+      # A report in a run that the tool's crash then ended would be in no summary.
       reports=$(grep -cE "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log")
       echo "$tool: $reports report line(s) over all runs"
       grep -m5 -E "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log"

@@ -46,8 +46,12 @@ def pytest_terminal_summary(terminalreporter):
     """Which path the ops took, in every run's summary (with -q too): on a GPU machine the files written for the
     reference pass either way, so a log must say whether the kernels ran."""
     device = jax.devices()[0]
-    terminalreporter.write_line(f"jax_deepgemm: default device {device.platform} ({device.device_kind}), kernels "
-                                f"{'active' if kernels_active() else 'inactive: every op runs the pure-JAX reference'}")
+    try:
+        path = "active" if kernels_active() else "inactive: every op runs the pure-JAX reference"
+    except RuntimeError as e:  # JAX_DEEPGEMM_STRICT on a GPU the kernels do not take
+        path = f"unavailable ({e})"
+    terminalreporter.write_line(f"jax_deepgemm: default device {device.platform} ({device.device_kind}), "
+                                f"kernels {path}")
 
 
 # Elementwise tolerance, relative to the bound sum_k |a_k b_k| + |c| (float32 accumulation over K <= 512 of exact

@@ -240,7 +240,9 @@ case "$phase" in
       passed=$(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | sort -u | wc -l)
       echo "$tool: $passed of the $all selected cases passed under the sanitizer" \
            "($(grep -c "^# sanitizer run" "$OUT/$tool.log") sanitizer runs)"
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed|failed" "$OUT/$tool.log" | sort | uniq -c | tail -4
+      # (each run's summary once per kind; the pytest lines of runs with a failure or an error)
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | sort | uniq -c
+      grep -E "^=+ [0-9].*(failed|error)" "$OUT/$tool.log" | head -5
       # A report in a run that the tool's crash then ended would be in no summary.
       reports=$(grep -cE "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log")
       echo "$tool: $reports report line(s) over all runs"

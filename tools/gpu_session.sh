@@ -12,7 +12,7 @@
 #                                                   XLA's), the MLP / MoE steps' kernels, the demo (NOTES 101-103;
 #                                                   JDG_TRAINING_DEMO=0: without the demo, ~3 minutes less)
 #   bash tools/gpu_session.sh sanitize [tool...]     compute-sanitizer memcheck / racecheck of the GPU tests in
-#                                                   JDG_SANITIZE_PROCS parallel processes (default 4); threads
+#                                                   JDG_SANITIZE_PROCS parallel processes; threads
 #   bash tools/gpu_session.sh bench                 the benchmark tables (JSON + plot under $OUT) and the demo
 #   bash tools/gpu_session.sh ab                    the full tables, then the previous choices' rows in the same run
 #   bash tools/gpu_session.sh pipe                  the accumulator pipeline's GPU tests and 128 x 128 tiles without/with
@@ -74,7 +74,9 @@ sanitize_part() {
   : >"$log"
   while [ "${#cases[@]}" -gt 0 ]; do
     runs=$((runs + 1))
-    timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 python -I -m pytest "${cases[@]}" \
+    # shellcheck disable=SC2086  # (sanitizer_args: the phase's sanitizer options, word-split on purpose)
+    timeout -k 5 $((deadline - SECONDS)) "$CS" --tool "$tool" --error-exitcode 1 $sanitizer_args \
+      python -I -m pytest "${cases[@]}" \
       -v -p no:cacheprovider --basetemp="$tmp" >"$log.raw" 2>&1
     status=$?
     pkill -9 -f -- "--basetemp=$tmp" || true
@@ -88,6 +90,29 @@ sanitize_part() {
     [ "$status" = 139 ] && [ "$idle" -lt 20 ] && [ $((deadline - SECONDS)) -gt 30 ] || break
   done
   echo "$tool part $part: exit $status after $runs sanitizer run(s), ${#cases[@]} case(s) not passed"
+}
+
+# `sanitizer_probe TOOL`: the positive control of tools/sanitizer_probe.cu under TOOL with $sanitizer_args, one
+# process per kernel; prints how many report lines name each. A filter that selects this package's kernels shows
+# reports for jdg_sanitizer_probe and none for sanitizer_probe_other (without a filter, both). Built with nvcc where
+# the GPU machine has one, else the binary carried as tools/sanitizer_probe.bin (git-ignored).
+sanitizer_probe() {
+  local tool=$1 fault=race bin=tools/sanitizer_probe.bin kernel
+  local -A reports
+  [ "$tool" = memcheck ] && fault=oob
+  if command -v nvcc >/dev/null; then
+    nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 tools/sanitizer_probe.cu -o "$bin" || return
+  fi
+  [ -x "$bin" ] || { echo "$tool probe: no nvcc and no $bin: the filter is unchecked"; return; }
+  for kernel in jdg other; do
+    # shellcheck disable=SC2086
+    timeout -k 5 60 "$CS" --tool "$tool" $sanitizer_args "$bin" "$fault" "$kernel" \
+      >"$OUT/$tool.probe_$kernel.log" 2>&1
+    reports[$kernel]=$(grep -cE "^========= .*(jdg_sanitizer_probe|sanitizer_probe_other)" "$OUT/$tool.probe_$kernel.log")
+  done
+  echo "$tool probe (${sanitizer_args:-no filter}): report lines naming the faulty kernel: ${reports[jdg]} for" \
+       "jdg_sanitizer_probe, ${reports[other]} for sanitizer_probe_other"
+  [ "${reports[jdg]}" -gt 0 ] || echo "$tool probe: NOT REPORTED: these options may instrument none of the kernels"
 }
 
 case "$phase" in
@@ -201,11 +226,15 @@ case "$phase" in
     ;;
   sanitize)
     # `sanitize [memcheck|racecheck|threads]` (default: all three; a call of the device tool fits one of the first
-    # two). memcheck: the whole dense and grouped GPU files plus the forced 256-row / cluster / TMA-store
-    # configurations; racecheck (much slower per case): 256-row tiles of every mode, a cluster of 2, the TMA-store
-    # epilogue; both also the partial-tile exchanges of split K and the tail split. -v lists each case as it passes,
-    # so a run cut short by its time limit still says what it covered.
+    # two). memcheck (4 processes, every kernel instrumented): the whole dense and grouped GPU files plus the forced
+    # 256-row / cluster / TMA-store configurations and the partial-tile exchanges of split K and the tail split.
+    # racecheck (8 processes): the same cases and a few more of its own (256-row tiles of every mode, a cluster of
+    # 2), with only this package's kernels (jdg_*) instrumented: racechecking every XLA kernel a test also runs made
+    # 4 cases take ~470 s, and whole-suite racecheck took 298 cases in ~390 s with the filter (NOTES 115). Each tool
+    # first runs sanitizer_probe, which shows that the options in force catch a fault in a jdg_* kernel. -v lists
+    # each case as it passes, so a run cut short by its time limit still says what it covered.
     # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
+    # JDG_SANITIZE_PROCS / _LIMIT: other process counts / time limits.
     default_files="tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py"
     read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-$default_files}"
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
@@ -219,21 +248,24 @@ case "$phase" in
     race="$race or (tail_split and bm128-bn64 and (masked or bfloat16-3x6))"
     for tool in ${@:-memcheck racecheck threads}; do
       case "$tool" in
-        memcheck) sel=${JDG_SANITIZE_K:-$mem}; limit=${JDG_SANITIZE_LIMIT:-480} ;;  # JDG_SANITIZE_K: another -k selection
-        racecheck) sel=${JDG_SANITIZE_K:-$race}; limit=${JDG_SANITIZE_LIMIT:-480} ;;
+        # JDG_SANITIZE_K: another -k selection; JDG_SANITIZE_ARGS: other sanitizer options ("" for none)
+        memcheck) sel=${JDG_SANITIZE_K:-$mem}; sanitizer_args=${JDG_SANITIZE_ARGS-}; procs=4 ;;
+        racecheck) sel=${JDG_SANITIZE_K:-$mem or $race}; sanitizer_args=${JDG_SANITIZE_ARGS---kernel-name kns=jdg}
+          procs=8 ;;
         threads)
           timeout -k 5 80 python -I -m pytest tests/test_threads.py -v -rs -p no:cacheprovider 2>&1 | quiet >"$OUT/threads.log"
           grep -E "PASSED|FAILED|SKIPPED|passed|failed" "$OUT/threads.log" | tail -5
           continue ;;
         *) echo "unknown tool $tool"; exit 2 ;;
       esac
-      # The selected cases go round-robin over JDG_SANITIZE_PROCS sanitizer processes (default 4) sharing the GPU.
+      sanitizer_probe "$tool"
+      # The selected cases go round-robin over JDG_SANITIZE_PROCS sanitizer processes sharing the GPU.
       python -I -m pytest "${mem_files[@]}" --collect-only -q -p no:cacheprovider -k "$sel" 2>/dev/null |
         grep "::" >"$OUT/$tool.ids"
       [ -s "$OUT/$tool.ids" ] || { echo "$tool: no test ids collected"; continue; }
       rm -f "$OUT/$tool".ids_* "$OUT/$tool".log_*
-      split -n "r/${JDG_SANITIZE_PROCS:-4}" -d "$OUT/$tool.ids" "$OUT/$tool.ids_"
-      for ids in "$OUT/$tool".ids_*; do sanitize_part "$tool" "$ids" "$limit" & done
+      split -n "r/${JDG_SANITIZE_PROCS:-$procs}" -d "$OUT/$tool.ids" "$OUT/$tool.ids_"
+      for ids in "$OUT/$tool".ids_*; do sanitize_part "$tool" "$ids" "${JDG_SANITIZE_LIMIT:-470}" & done
       wait
       cat "$OUT/$tool".log_* >"$OUT/$tool.log" && rm "$OUT/$tool".log_* "$OUT/$tool".ids_*
       all=$(wc -l <"$OUT/$tool.ids")

@@ -109,7 +109,8 @@ sanitizer_probe() {
   local -A reports
   [ "$tool" = memcheck ] && fault=oob
   if command -v nvcc >/dev/null; then
-    nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 tools/sanitizer_probe.cu -o "$bin" || return
+    nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 tools/sanitizer_probe.cu -o "$bin" ||
+      { echo "$tool probe: nvcc failed: the filter is unchecked"; return; }
   fi
   [ -x "$bin" ] || { echo "$tool probe: no nvcc and no $bin: the filter is unchecked"; return; }
   for kernel in jdg other; do

@@ -58,7 +58,8 @@ sanitizer_probe() {
     # shellcheck disable=SC2086
     timeout -k 5 60 "$CS" --tool "$tool" $sanitizer_args "$bin" "$fault" "$kernel" \
       >"$OUT/$tool.probe_$kernel.log" 2>&1
-    reports[$kernel]=$(grep -cE "^========= .*(jdg_sanitizer_probe|sanitizer_probe_other)" "$OUT/$tool.probe_$kernel.log")
+    reports[$kernel]=$(grep -cE "^========= .*(jdg_sanitizer_probe|sanitizer_probe_other)" \
+                       "$OUT/$tool.probe_$kernel.log")
   done
   echo "$tool probe (${sanitizer_args:-no filter}): report lines naming the faulty kernel: ${reports[jdg]} for" \
        "jdg_sanitizer_probe, ${reports[other]} for sanitizer_probe_other"

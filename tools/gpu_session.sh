@@ -179,10 +179,10 @@ case "$phase" in
     # two). memcheck (4 processes, every kernel instrumented): the whole dense and grouped GPU files plus the forced
     # 256-row / cluster / TMA-store configurations and the partial-tile exchanges of split K and the tail split.
     # racecheck (8 processes): the same cases and a few more of its own (256-row tiles of every mode, a cluster of
-    # 2), with only this package's kernels (jdg_*) instrumented: racechecking every XLA kernel a test also runs made
-    # 4 cases take ~470 s, and whole-suite racecheck took 298 cases in ~390 s with the filter (NOTES 115). Each tool
-    # first runs sanitizer_probe, which shows that the options in force catch a fault in a jdg_* kernel. -v lists
-    # each case as it passes, so a run cut short by its time limit still says what it covered.
+    # 2), with only this package's kernels (jdg_*) instrumented: racechecking every XLA kernel a test also runs let
+    # 6 processes pass 31 cases in 470 s; with the filter 298 cases passed in one 440 s device call (NOTES 115).
+    # Each tool first runs sanitizer_probe, which shows that the options in force catch a fault in a jdg_* kernel.
+    # -v lists each case as it passes, so a run cut short by its time limit still says what it covered.
     # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
     # JDG_SANITIZE_PROCS / _LIMIT: other process counts / time limits.
     default_files="tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py"

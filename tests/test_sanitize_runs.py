@@ -82,3 +82,42 @@ def test_a_report_is_kept_and_not_retried(tmp_path):
     assert "========= Error: Race reported" in log
     assert summary == "racecheck part 00: exit 1 after 1 sanitizer run(s), 0 case(s) not passed"
     assert len(runs) == 1
+
+
+def summarize(tmp_path, log):
+    """sanitize_summary over a racecheck log of two selected cases: its output lines."""
+    (tmp_path / "racecheck.ids").write_text("\n".join(IDS[:2]) + "\n")
+    (tmp_path / "racecheck.log").write_text(log)
+    script = f'source "{TOOLS / "sanitize_runs.sh"}"; sanitize_summary racecheck'
+    done = subprocess.run(["bash", "-c", script], env=dict(os.environ, OUT=str(tmp_path)), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+# The lines the real tool printed in session 73 when python crashed at exit after its case had passed.
+ENDED_ABNORMALLY = (
+    f"# sanitizer run 1 of part 00: exit 11\n{IDS[0]} PASSED [100%]\n"
+    "========= Error: process didn't terminate successfully\n"
+    "=========     The application may have hit an error when dereferencing Unified Memory from the host.\n"
+    "========= Target application returned an error\n"
+    "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+)
+
+
+def test_an_abnormal_python_exit_is_counted_apart_from_reports(tmp_path):
+    lines = summarize(tmp_path, ENDED_ABNORMALLY)
+    assert lines[0] == "racecheck: 1 of the 2 selected cases passed under the sanitizer (1 sanitizer runs)"
+    assert "racecheck: 0 report line(s) over all runs" in lines
+    assert lines[-1] == "racecheck: 1 run(s) whose python ended abnormally (no access reported)"
+
+
+def test_a_race_is_a_report_line_beside_an_abnormal_exit(tmp_path):
+    race = (f"# sanitizer run 1 of part 01: exit 1\n{IDS[1]} PASSED [100%]\n"
+            "========= Error: Race reported between Write access at jdg_fp8_gemm+0x1a0\n"
+            "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+    lines = summarize(tmp_path, ENDED_ABNORMALLY + race)
+    assert lines[0] == "racecheck: 2 of the 2 selected cases passed under the sanitizer (2 sanitizer runs)"
+    assert "racecheck: 2 report line(s) over all runs" in lines  # the race and its summary
+    assert "========= Error: Race reported between Write access at jdg_fp8_gemm+0x1a0" in lines
+    assert lines[-1] == "racecheck: 1 run(s) whose python ended abnormally (no access reported)"

@@ -61,7 +61,7 @@ if [ "$phase" != ring ]; then  # the copy rings are standalone CUDA programs: no
 fi
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
-# sanitize_part, sanitizer_probe: the sanitize phase's runs (tests/test_sanitize_runs.py checks their restarts)
+# sanitize_part, sanitize_summary, sanitizer_probe: the sanitize phase's runs (tests/test_sanitize_runs.py checks them)
 # shellcheck source=tools/sanitize_runs.sh
 source "$(dirname "$0")/sanitize_runs.sh"
 
@@ -215,20 +215,13 @@ case "$phase" in
       [ -s "$OUT/$tool.ids" ] || { echo "$tool: no test ids collected"; continue; }
       rm -f "$OUT/$tool".ids_* "$OUT/$tool".log_*
       split -n "r/${JDG_SANITIZE_PROCS:-$procs}" -d "$OUT/$tool.ids" "$OUT/$tool.ids_"
-      for ids in "$OUT/$tool".ids_*; do sanitize_part "$tool" "$ids" "${JDG_SANITIZE_LIMIT:-470}" & done
+      # (fewer cases than processes leaves some parts empty: nothing to run there)
+      for ids in "$OUT/$tool".ids_*; do
+        [ -s "$ids" ] && sanitize_part "$tool" "$ids" "${JDG_SANITIZE_LIMIT:-470}" &
+      done
       wait
-      cat "$OUT/$tool".log_* >"$OUT/$tool.log" && rm "$OUT/$tool".log_* "$OUT/$tool".ids_*
-      all=$(wc -l <"$OUT/$tool.ids")
-      passed=$(grep -oE "^tests/[^ ]+ PASSED" "$OUT/$tool.log" | sort -u | wc -l)
-      echo "$tool: $passed of the $all selected cases passed under the sanitizer" \
-           "($(grep -c "^# sanitizer run" "$OUT/$tool.log") sanitizer runs)"
-      # (each run's summary once per kind; the pytest lines of runs with a failure or an error)
-      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/$tool.log" | sort | uniq -c
-      grep -E "^=+ [0-9].*(failed|error)" "$OUT/$tool.log" | head -5
-      # A report in a run that the tool's crash then ended would be in no summary.
-      reports=$(grep -cE "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log")
-      echo "$tool: $reports report line(s) over all runs"
-      grep -m5 -E "^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]" "$OUT/$tool.log"
+      cat "$OUT/$tool".log_* >"$OUT/$tool.log" && rm -f "$OUT/$tool".log_* "$OUT/$tool".ids_*
+      sanitize_summary "$tool"
     done
     ;;
   bench)

@@ -41,6 +41,25 @@ sanitize_part() {
   echo "$tool part $part: exit $status after $runs sanitizer run(s), ${#cases[@]} case(s) not passed"
 }
 
+# `sanitize_summary TOOL`: what $OUT/TOOL.log (every part's runs) holds against $OUT/TOOL.ids (the cases selected):
+# cases passed, runs, each kind of run summary, and the report lines. "process didn't terminate successfully" is the
+# tool saying that its python ended abnormally (a SIGSEGV, often after every case of the run had passed): counted
+# apart, since it names no access and no kernel (a case it cut short is counted as not passed).
+sanitize_summary() {
+  local tool=$1 log="$OUT/$1.log" pattern="^========= (Invalid|Error|Race|Warning|Program hit)|SUMMARY: [1-9]"
+  local ended="process didn't terminate successfully" passed
+  passed=$(grep -oE "^tests/[^ ]+ PASSED" "$log" | sort -u | wc -l)
+  echo "$tool: $passed of the $(wc -l <"$OUT/$tool.ids") selected cases passed under the sanitizer" \
+       "($(grep -c "^# sanitizer run" "$log") sanitizer runs)"
+  # (each run's summary once per kind; the pytest lines of runs with a failure or an error)
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | sort | uniq -c
+  grep -E "^=+ [0-9].*(failed|error)" "$log" | head -5
+  # A report in a run that the tool's crash then ended would be in no summary.
+  echo "$tool: $(grep -E "$pattern" "$log" | grep -cvF "$ended") report line(s) over all runs"
+  grep -E "$pattern" "$log" | grep -vF "$ended" | head -5
+  echo "$tool: $(grep -cF "$ended" "$log") run(s) whose python ended abnormally (no access reported)"
+}
+
 # `sanitizer_probe TOOL`: the positive control of tools/sanitizer_probe.cu under TOOL with $sanitizer_args, one
 # process per kernel; prints how many report lines name each. A filter that selects this package's kernels shows
 # reports for jdg_sanitizer_probe and none for sanitizer_probe_other (without a filter, both). Built with nvcc where

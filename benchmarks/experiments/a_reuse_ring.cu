@@ -15,6 +15,12 @@
 //               (80 KB per K block)
 //   wide-n256   128 x 256 tiles, one m64n256k32 wgmma per K step, A and B from shared memory (80 KB per K block);
 //               its accumulator takes 128 registers, so it runs only without the promotion
+//   tall-q-rs1  256 x 128 tiles in quarters (NOTES 116): per warpgroup and K block four m64n64 pieces (two waves x two
+//               column halves), A from registers (ldmatrix, once per wave), B from shared memory; two 32-float
+//               accumulators (one per half) in turn, so that each quarter is promoted while the next one's wgmmas run.
+//               One A fragment: a wave's first quarter waits for the previous wave's last before its ldmatrix
+//   tall-q-rs2  the same with two A fragments (one per wave): no wgmma wait but for the quarter to be promoted
+//   tall-q-ss   the same quarters with A from shared memory (no fragment): 128 KB of wgmma reads per K block
 // each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
 // promotion) and with the copies (feed copies) or stages of no bytes (feed none). Prints per variant and grid (128, 132
 // CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
@@ -34,6 +40,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 using namespace jdg::ptx;
@@ -64,8 +72,12 @@ static_assert(Tile<true>::kTiles == Tile<false>::kTiles, "both shapes cover the 
 enum Feed { kNone, kCopies, kHot, kOwn, kFeeds };
 const char* const kFeedNames[kFeeds] = {"none", "copies", "hot", "own"};
 
-enum Consumer { kTallSs, kWideSs, kWideRs, kWideN256, kConsumers };
-const char* const kConsumerNames[kConsumers] = {"tall-ss", "wide-ss", "wide-rs", "wide-n256"};
+enum Consumer { kTallSs, kWideSs, kWideRs, kWideN256, kTallQRs1, kTallQRs2, kTallQSs, kConsumers };
+const char* const kConsumerNames[kConsumers] = {"tall-ss",    "wide-ss",    "wide-rs", "wide-n256",
+                                                "tall-q-rs1", "tall-q-rs2", "tall-q-ss"};
+constexpr bool is_tall(int consumer) {
+  return consumer == kTallSs || consumer == kTallQRs1 || consumer == kTallQRs2 || consumer == kTallQSs;
+}
 
 // Four 8 x 16-byte matrices: rows 0-7 / 8-15 of the warp's 16, K bytes 0-15 / 16-31 of the k step; register i of
 // lane t holds bytes 4 * (t % 4) .. + 3 of row t / 4 of matrix i: the wgmma A fragment for 8-bit types.
@@ -94,6 +106,21 @@ __device__ __forceinline__ void wgmma_rs_n128_e4m3(float (&d)[64], const unsigne
         "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
         "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_rs_n64_e4m3(float (&d)[32], const unsigned int (&a)[4],
+                                                  unsigned long long desc_b, unsigned int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+      "{%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
 
@@ -208,6 +235,129 @@ __device__ void consume_wide(unsigned int full, unsigned int empty, unsigned int
   checksum(out[1], sums);
 }
 
+// 256 x 128 in quarters (tall-q-rs1 / 2): quarter j of a warpgroup is K block j / 4, wave (j / 2) % 2 (64 rows),
+// column half j % 2 (64 columns, accumulator acc[j % 2]). Each step issues quarter j + 1, waits for quarter j (one
+// wgmma group left in flight) and promotes it into out[wave][32 * half ..] (the n128 fragment's order, so that the
+// checksums equal tall-ss's). With one A fragment (kFrags 1) a wave's first quarter needs the previous wave's last
+// retired before its ldmatrix (a wait for all); with two, fragment w belongs to wave w; with none (tall-q-ss) A comes
+// from shared memory.
+template <bool kPromote, int kFrags>
+__device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned int base, int total,
+                                 LoopTimer& timer, unsigned int* sums) {
+  using T = Tile<true>;
+  const int wg = threadIdx.x / 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row = (threadIdx.x % 128) / 32 * 16 + lane / 4;  // the thread's first row in a wave
+  const int mi = lane / 8, r = lane % 8;                      // ldmatrix: see consume_wide
+  const unsigned int frag_row = (warp % 4) * 16 + (mi & 1) * 8 + r;
+  float acc[2][32], out[2][64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) out[0][i] = out[1][i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) acc[0][i] = acc[1][i] = 0.f;
+  unsigned int frag[kFrags > 0 ? kFrags : 1][4][4];
+  float sa[2][2];  // the A scales of the K block being promoted: wave, row r / r + 8
+  auto stage_of = [&](int kb) { return base + (kb % kStages) * kStageBytes; };
+  auto load_frag = [&](int kb, int wave, unsigned int (&f)[4][4]) {
+    const unsigned int wave_a = stage_of(kb) + ((wg * 2 + wave) * 64 + frag_row) * 128;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) ldmatrix_x4(wave_a + ((((2 * k + (mi >> 1)) ^ r) & 7) << 4), f[k]);
+  };
+  auto read_scales = [&](int kb, float (&s)[2][2]) {
+    const float* p = reinterpret_cast<const float*>(__cvta_shared_to_generic(stage_of(kb) + T::kABytes + T::kBBytes));
+#pragma unroll
+    for (int w = 0; w < 2; ++w) {
+      s[w][0] = p[(wg * 2 + w) * 64 + row];
+      s[w][1] = p[(wg * 2 + w) * 64 + row + 8];
+    }
+  };
+  auto issue = [&](int kb, int wave, int half, float (&a)[32], const unsigned int (&f)[4][4]) {
+    const unsigned long long desc_b = make_smem_desc_sw128(stage_of(kb) + T::kABytes + half * 64 * kBlockK);
+    const unsigned long long desc_a = make_smem_desc_sw128(stage_of(kb) + (wg * 2 + wave) * 64 * kBlockK);
+    fence_operands(a);
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (kFrags > 0) {
+        wgmma_rs_n64_e4m3(a, f[k], desc_b | (2 * k), k > 0);
+      } else {
+        wgmma_fp8<64, false, false>(a, desc_a | (2 * k), desc_b | (2 * k), k > 0);
+      }
+    }
+    wgmma_commit_group();
+  };
+  // Quarter 4 kb + q: issue the next one (none after the last K block's last), wait for this one, promote it.
+  auto step = [&](int kb, auto q_constant, auto last_constant) {
+    constexpr int q = decltype(q_constant)::value, wave = q / 2, half = q % 2;
+    constexpr int nwave = ((q + 1) / 2) % 2, nhalf = (q + 1) % 2;
+    constexpr bool more = !(decltype(last_constant)::value && q == 3);
+    const int nkb = q == 3 ? kb + 1 : kb;
+    float next_sa[2][2];
+    bool waited_all = false;
+    if constexpr (more) {
+      unsigned int (&f)[4][4] = frag[kFrags == 2 ? nwave : 0];
+      if constexpr (nhalf == 0) {  // a new wave: its A fragment first
+        if constexpr (kFrags == 1) {
+          wgmma_wait_group<0>();  // quarter j, the previous wave's last, still reads the fragment
+          waited_all = true;
+        }
+        if constexpr (q == 3) {  // a new K block
+          timer.wait_full(full, nkb);
+          read_scales(nkb, next_sa);
+        }
+        if constexpr (kFrags > 0) load_frag(nkb, nwave, f);
+      }
+      issue(nkb, nwave, nhalf, acc[nhalf], f);
+    }
+    if (!waited_all) {
+      if constexpr (more) {
+        wgmma_wait_group<1>();
+      } else {
+        wgmma_wait_group<0>();
+      }
+    }
+    fence_operands(acc[half]);
+    if (q == 3 && lane < 2) mbarrier_arrive_cluster(empty + 8 * (kb % kStages), lane);  // K block kb is done
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      float& o = out[wave][32 * half + i];
+      o = kPromote ? fmaf((i / 2) % 2 ? sa[wave][1] : sa[wave][0], acc[half][i], o) : acc[half][i];
+    }
+    if constexpr (q == 3 && more) {
+#pragma unroll
+      for (int w = 0; w < 2; ++w) sa[w][0] = next_sa[w][0], sa[w][1] = next_sa[w][1];
+    }
+  };
+  using No = std::false_type;
+  using Yes = std::true_type;
+  timer.wait_full(full, 0);
+  read_scales(0, sa);
+  if constexpr (kFrags > 0) load_frag(0, 0, frag[0]);
+  issue(0, 0, 0, acc[0], frag[0]);
+  // The count through an empty asm, and the last K block's branch kept with its other path: ptxas must see the same
+  // waits on every path to keep the wgmmas asynchronous (as the kernel's split_pass).
+  int kb_end = total;
+  asm volatile("" : "+r"(kb_end));
+  int kb = 0;
+#pragma unroll 1
+  for (; kb + 1 < kb_end; ++kb) {
+    step(kb, std::integral_constant<int, 0>{}, No{});
+    step(kb, std::integral_constant<int, 1>{}, No{});
+    step(kb, std::integral_constant<int, 2>{}, No{});
+    step(kb, std::integral_constant<int, 3>{}, No{});
+  }
+  if (kb < kb_end) {
+    step(kb, std::integral_constant<int, 0>{}, Yes{});
+    step(kb, std::integral_constant<int, 1>{}, Yes{});
+    step(kb, std::integral_constant<int, 2>{}, Yes{});
+    step(kb, std::integral_constant<int, 3>{}, Yes{});
+  } else {
+    wgmma_wait_group<0>();
+    fence_operands(acc[0]);
+  }
+  checksum(out[0], sums);
+  checksum(out[1], sums);
+}
+
 // 128 x 256, one m64n256k32 wgmma per K step and warpgroup, no promotion (the accumulator takes 128 registers).
 __device__ void consume_n256(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
                              unsigned int* sums) {
@@ -234,6 +384,9 @@ __device__ void consume(int consumer, unsigned int full, unsigned int empty, uns
   if (consumer == kWideSs) consume_wide<kPromote, false>(full, empty, base, total, timer, sums);
   if (consumer == kWideRs) consume_wide<kPromote, true>(full, empty, base, total, timer, sums);
   if (!kPromote && consumer == kWideN256) consume_n256(full, empty, base, total, timer, sums);
+  if (consumer == kTallQRs1) consume_quarters<kPromote, 1>(full, empty, base, total, timer, sums);
+  if (consumer == kTallQRs2) consume_quarters<kPromote, 2>(full, empty, base, total, timer, sums);
+  if (consumer == kTallQSs) consume_quarters<kPromote, 0>(full, empty, base, total, timer, sums);
 }
 
 // Thread 256 copies the tiles of shape kTall as `feed` says, the consumers release each stage in both
@@ -335,7 +488,7 @@ int main(int argc, char** argv) {
   // Median and slowest CTA's ns per K block, the median CTA's SM clock and the checksums, of the last of three
   // launches.
   auto time = [&](int consumer, int promote, int feed, int ctas) {
-    const bool tall = consumer == kTallSs;
+    const bool tall = is_tall(consumer);
     const std::vector<CUtensorMap>& m = tall ? tall_maps : wide_maps;
     for (int rep = 0; rep < 3; ++rep) {
       CHECK(cudaMemset(sums, 0, sms * sizeof(unsigned int)));
@@ -379,12 +532,14 @@ int main(int argc, char** argv) {
                         promote ? "yes" : "no", kFeedNames[feed], ctas, t.ns, t.max_ns, t.mhz,
                         t.ns * t.mhz / 1000.0);
           }
-  // wide-rs must compute what wide-ss does (same values, same order): else its fragments are wrong.
-  for (int promote : {0, 1}) {
-    const Timing ss = time(kWideSs, promote, kCopies, 128), rs = time(kWideRs, promote, kCopies, 128);
-    const bool same = ss.sums == rs.sums;
-    std::printf("check promote=%d: wide-rs %s wide-ss on all 128 CTAs (CTA 0: %08x %08x)\n", promote,
-                same ? "equals" : "DIFFERS FROM", rs.sums[0], ss.sums[0]);
-  }
+  // wide-rs must compute what wide-ss does (same values, same order), and tall-q-rs1 / 2 what tall-ss does: else
+  // their fragments are wrong.
+  for (int promote : {0, 1})
+    for (auto [a, b] : {std::pair{kWideRs, kWideSs}, std::pair{kTallQRs1, kTallSs}, std::pair{kTallQRs2, kTallSs},
+                           std::pair{kTallQSs, kTallSs}}) {
+      const Timing ref = time(b, promote, kCopies, 128), t = time(a, promote, kCopies, 128);
+      std::printf("check promote=%d: %s %s %s on all 128 CTAs (CTA 0: %08x %08x)\n", promote, kConsumerNames[a],
+                  t.sums == ref.sums ? "equals" : "DIFFERS FROM", kConsumerNames[b], t.sums[0], ref.sums[0]);
+    }
   return 0;
 }

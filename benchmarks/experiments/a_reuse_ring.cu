@@ -21,6 +21,15 @@
 //               One A fragment: a wave's first quarter waits for the previous wave's last before its ldmatrix
 //   tall-q-rs2  the same with two A fragments (one per wave): no wgmma wait but for the quarter to be promoted
 //   tall-q-ss   the same quarters with A from shared memory (no fragment): 128 KB of wgmma reads per K block
+//   tall-q-c1   tall-q-ss with every wgmma reading stage 0 (descriptors fixed: wrong results, same work otherwise)
+//   tall-q-c2   tall-q-c1 with fixed A scales too (no shared-memory scale reads)
+//   tall-q-e    tall-q-ss with the next K block's A scales read two quarters earlier (its stage waited for then) and
+//               each descriptor a stage-0 descriptor plus the stage's offset (as the kernel builds them)
+//   tall-q-ef   tall-q-e with the descriptors of tall-q-c1
+//   tall-q-o    tall-q-e with the stage's offset kept in a register, advanced once per K block (no division per issue)
+//   tall-q-os   tall-q-o with the scales read where tall-q-ss reads them (after the last quarter's issue)
+//   tall-q-g    tall-q-ss with each K block's A scales loaded from global memory a K block ahead (no barrier, no
+//               shared-memory read; the rows of the first M block whatever the tile: timing only, no checksum)
 // each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
 // promotion) and with the copies (feed copies) or stages of no bytes (feed none). Prints per variant and grid (128, 132
 // CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
@@ -72,12 +81,14 @@ static_assert(Tile<true>::kTiles == Tile<false>::kTiles, "both shapes cover the 
 enum Feed { kNone, kCopies, kHot, kOwn, kFeeds };
 const char* const kFeedNames[kFeeds] = {"none", "copies", "hot", "own"};
 
-enum Consumer { kTallSs, kWideSs, kWideRs, kWideN256, kTallQRs1, kTallQRs2, kTallQSs, kConsumers };
-const char* const kConsumerNames[kConsumers] = {"tall-ss",    "wide-ss",    "wide-rs", "wide-n256",
-                                                "tall-q-rs1", "tall-q-rs2", "tall-q-ss"};
-constexpr bool is_tall(int consumer) {
-  return consumer == kTallSs || consumer == kTallQRs1 || consumer == kTallQRs2 || consumer == kTallQSs;
-}
+enum Consumer {
+  kTallSs, kWideSs, kWideRs, kWideN256, kTallQRs1, kTallQRs2, kTallQSs, kTallQC1, kTallQC2, kTallQE, kTallQEF,
+  kTallQO, kTallQOS, kTallQG, kConsumers
+};
+const char* const kConsumerNames[kConsumers] = {"tall-ss",   "wide-ss",   "wide-rs",   "wide-n256", "tall-q-rs1",
+                                                "tall-q-rs2", "tall-q-ss", "tall-q-c1", "tall-q-c2", "tall-q-e",
+                                                "tall-q-ef", "tall-q-o",  "tall-q-os", "tall-q-g"};
+__host__ __device__ constexpr bool is_tall(int consumer) { return consumer == kTallSs || consumer >= kTallQRs1; }
 
 // Four 8 x 16-byte matrices: rows 0-7 / 8-15 of the warp's 16, K bytes 0-15 / 16-31 of the k step; register i of
 // lane t holds bytes 4 * (t % 4) .. + 3 of row t / 4 of matrix i: the wgmma A fragment for 8-bit types.
@@ -124,7 +135,13 @@ __device__ __forceinline__ void wgmma_rs_n64_e4m3(float (&d)[32], const unsigned
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
 }
 
+// This thread's warpgroup, broadcast from lane 0 so that ptxas knows it is the same in every lane of the warp: what is
+// computed from it (the wgmma descriptors) then stays on the uniform datapath, with no R2UR move before each wgmma.
+__device__ __forceinline__ int uniform_warpgroup() { return __shfl_sync(0xffffffffu, threadIdx.x / 128, 0); }
+
 using LoopTimer = RingTimer<kStages, kKBlocks>;
+
+__device__ const float* g_a_scales;  // tall-q-g: the A scales in global memory, [K blocks, M]
 
 // XOR of the results' bits over the CTA's threads: equal for two consumers that computed the same values in the same
 // order (wide-ss and wide-rs).
@@ -166,7 +183,7 @@ template <bool kPromote>
 __device__ void consume_tall(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
                              unsigned int* sums) {
   using T = Tile<true>;
-  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32, row = (threadIdx.x % 128) / 32 * 16 + lane / 4;
+  const int wg = uniform_warpgroup(), lane = threadIdx.x % 32, row = (threadIdx.x % 128) / 32 * 16 + lane / 4;
   float acc[64], out[2][64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc[i] = out[0][i] = out[1][i] = 0.f;
@@ -196,7 +213,7 @@ template <bool kPromote, bool kRs>
 __device__ void consume_wide(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
                              unsigned int* sums) {
   using T = Tile<false>;
-  const int wg = threadIdx.x / 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wg = uniform_warpgroup(), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = wg * 64 + (threadIdx.x % 128) / 32 * 16 + lane / 4;
   // ldmatrix: this lane's row of matrix lane / 8 (bit 0: rows + 8, bit 1: K bytes + 16), 128-byte swizzle (16-byte
   // chunk c of row r at c ^ r % 8)
@@ -241,11 +258,11 @@ __device__ void consume_wide(unsigned int full, unsigned int empty, unsigned int
 // checksums equal tall-ss's). With one A fragment (kFrags 1) a wave's first quarter needs the previous wave's last
 // retired before its ldmatrix (a wait for all); with two, fragment w belongs to wave w; with none (tall-q-ss) A comes
 // from shared memory.
-template <bool kPromote, int kFrags>
+template <bool kPromote, int kFrags, int kFixed = 0>
 __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned int base, int total,
                                  LoopTimer& timer, unsigned int* sums) {
   using T = Tile<true>;
-  const int wg = threadIdx.x / 128, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wg = uniform_warpgroup(), warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int row = (threadIdx.x % 128) / 32 * 16 + lane / 4;  // the thread's first row in a wave
   const int mi = lane / 8, r = lane % 8;                      // ldmatrix: see consume_wide
   const unsigned int frag_row = (warp % 4) * 16 + (mi & 1) * 8 + r;
@@ -256,6 +273,14 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
   for (int i = 0; i < 32; ++i) acc[0][i] = acc[1][i] = 0.f;
   unsigned int frag[kFrags > 0 ? kFrags : 1][4][4];
   float sa[2][2];  // the A scales of the K block being promoted: wave, row r / r + 8
+  float early_sa[2][2];  // kFixed 3 / 4: the next K block's, read two quarters ahead
+  constexpr bool kEarly = kFixed >= 3 && kFixed <= 5;
+  constexpr bool kRunningOffset = kFixed == 5 || kFixed == 6;
+  float global_sa[2][2];  // kFixed 7: the next K block's, loaded at its first quarter
+  constexpr unsigned int kStageOff = kStageBytes >> 4;  // one stage in the descriptors' start-address field
+  unsigned int off = 0;                                 // kRunningOffset: the issued K block's stage, times that
+  const unsigned long long desc_a0 = make_smem_desc_sw128(base + wg * 2 * 64 * kBlockK);
+  const unsigned long long desc_b0 = make_smem_desc_sw128(base + T::kABytes);
   auto stage_of = [&](int kb) { return base + (kb % kStages) * kStageBytes; };
   auto load_frag = [&](int kb, int wave, unsigned int (&f)[4][4]) {
     const unsigned int wave_a = stage_of(kb) + ((wg * 2 + wave) * 64 + frag_row) * 128;
@@ -263,6 +288,19 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     for (int k = 0; k < 4; ++k) ldmatrix_x4(wave_a + ((((2 * k + (mi >> 1)) ^ r) & 7) << 4), f[k]);
   };
   auto read_scales = [&](int kb, float (&s)[2][2]) {
+    if constexpr (kFixed == 7) {
+      const float* p = g_a_scales + static_cast<size_t>(kb % kKBlocks) * kM;
+#pragma unroll
+      for (int w = 0; w < 2; ++w) {
+        s[w][0] = __ldg(p + (wg * 2 + w) * 64 + row);
+        s[w][1] = __ldg(p + (wg * 2 + w) * 64 + row + 8);
+      }
+      return;
+    }
+    if constexpr (kFixed == 2) {
+      s[0][0] = s[1][0] = 0.5f, s[0][1] = s[1][1] = 0.25f;
+      return;
+    }
     const float* p = reinterpret_cast<const float*>(__cvta_shared_to_generic(stage_of(kb) + T::kABytes + T::kBBytes));
 #pragma unroll
     for (int w = 0; w < 2; ++w) {
@@ -270,9 +308,19 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
       s[w][1] = p[(wg * 2 + w) * 64 + row + 8];
     }
   };
-  auto issue = [&](int kb, int wave, int half, float (&a)[32], const unsigned int (&f)[4][4]) {
-    const unsigned long long desc_b = make_smem_desc_sw128(stage_of(kb) + T::kABytes + half * 64 * kBlockK);
-    const unsigned long long desc_a = make_smem_desc_sw128(stage_of(kb) + (wg * 2 + wave) * 64 * kBlockK);
+  auto issue = [&](int kb, int wave, int half, float (&a)[32], const unsigned int (&f)[4][4], unsigned int koff) {
+    const unsigned int stage = kFixed == 1 || kFixed == 2 || kFixed == 4 ? base : stage_of(kb);
+    unsigned long long desc_b = make_smem_desc_sw128(stage + T::kABytes + half * 64 * kBlockK);
+    unsigned long long desc_a = make_smem_desc_sw128(stage + (wg * 2 + wave) * 64 * kBlockK);
+    if constexpr (kFixed == 3) {  // stage 0's plus the offset (>> 4) in the start-address field: no carry out of it
+      const unsigned int off = (kb % kStages) * (kStageBytes >> 4);
+      desc_b = desc_b0 + off + half * (64 * kBlockK >> 4);
+      desc_a = desc_a0 + off + wave * (64 * kBlockK >> 4);
+    }
+    if constexpr (kRunningOffset) {
+      desc_b = desc_b0 + koff + half * (64 * kBlockK >> 4);
+      desc_a = desc_a0 + koff + wave * (64 * kBlockK >> 4);
+    }
     fence_operands(a);
     wgmma_fence();
 #pragma unroll
@@ -300,13 +348,21 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
           wgmma_wait_group<0>();  // quarter j, the previous wave's last, still reads the fragment
           waited_all = true;
         }
-        if constexpr (q == 3) {  // a new K block
+        if constexpr (q == 3 && !kEarly && kFixed != 7) {  // a new K block
           timer.wait_full(full, nkb);
           read_scales(nkb, next_sa);
         }
+        if constexpr (q == 3 && kFixed == 7) timer.wait_full(full, nkb);
+        if constexpr (q == 1 && kEarly && !decltype(last_constant)::value) {  // the next K block's, two quarters ahead
+          timer.wait_full(full, kb + 1);
+          read_scales(kb + 1, early_sa);
+        }
         if constexpr (kFrags > 0) load_frag(nkb, nwave, f);
       }
-      issue(nkb, nwave, nhalf, acc[nhalf], f);
+      if constexpr (q == 0 && kFixed == 7) read_scales(kb + 1, global_sa);
+      const unsigned int noff = q == 3 ? (off == 2 * kStageOff ? 0u : off + kStageOff) : off;
+      issue(nkb, nwave, nhalf, acc[nhalf], f, noff);
+      if constexpr (q == 3) off = noff;
     }
     if (!waited_all) {
       if constexpr (more) {
@@ -324,7 +380,8 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     }
     if constexpr (q == 3 && more) {
 #pragma unroll
-      for (int w = 0; w < 2; ++w) sa[w][0] = next_sa[w][0], sa[w][1] = next_sa[w][1];
+      for (int w = 0; w < 2; ++w)
+        for (int i = 0; i < 2; ++i) sa[w][i] = kFixed == 7 ? global_sa[w][i] : kEarly ? early_sa[w][i] : next_sa[w][i];
     }
   };
   using No = std::false_type;
@@ -332,7 +389,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
   timer.wait_full(full, 0);
   read_scales(0, sa);
   if constexpr (kFrags > 0) load_frag(0, 0, frag[0]);
-  issue(0, 0, 0, acc[0], frag[0]);
+  issue(0, 0, 0, acc[0], frag[0], 0u);
   // The count through an empty asm, and the last K block's branch kept with its other path: ptxas must see the same
   // waits on every path to keep the wgmmas asynchronous (as the kernel's split_pass).
   int kb_end = total;
@@ -362,7 +419,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
 __device__ void consume_n256(unsigned int full, unsigned int empty, unsigned int base, int total, LoopTimer& timer,
                              unsigned int* sums) {
   using T = Tile<false>;
-  const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+  const int wg = uniform_warpgroup(), lane = threadIdx.x % 32;
   float acc[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) acc[i] = 0.f;
@@ -377,26 +434,35 @@ __device__ void consume_n256(unsigned int full, unsigned int empty, unsigned int
   checksum(acc, sums);
 }
 
-template <bool kPromote>
-__device__ void consume(int consumer, unsigned int full, unsigned int empty, unsigned int base, int total,
-                        LoopTimer& timer, unsigned int* sums) {
-  if (consumer == kTallSs) consume_tall<kPromote>(full, empty, base, total, timer, sums);
-  if (consumer == kWideSs) consume_wide<kPromote, false>(full, empty, base, total, timer, sums);
-  if (consumer == kWideRs) consume_wide<kPromote, true>(full, empty, base, total, timer, sums);
-  if (!kPromote && consumer == kWideN256) consume_n256(full, empty, base, total, timer, sums);
-  if (consumer == kTallQRs1) consume_quarters<kPromote, 1>(full, empty, base, total, timer, sums);
-  if (consumer == kTallQRs2) consume_quarters<kPromote, 2>(full, empty, base, total, timer, sums);
-  if (consumer == kTallQSs) consume_quarters<kPromote, 0>(full, empty, base, total, timer, sums);
+// One kernel per consumer and promotion: ptxas judges each kernel's wgmma pipeline as a whole, so that one consumer's
+// pattern it cannot follow (C7514) would serialize every other consumer's wgmmas in a shared kernel.
+template <int kConsumer, bool kPromote>
+__device__ __forceinline__ void consume(unsigned int full, unsigned int empty, unsigned int base, int total,
+                                       LoopTimer& timer, unsigned int* sums) {
+  if constexpr (kConsumer == kTallSs) consume_tall<kPromote>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kWideSs) consume_wide<kPromote, false>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kWideRs) consume_wide<kPromote, true>(full, empty, base, total, timer, sums);
+  if constexpr (!kPromote && kConsumer == kWideN256) consume_n256(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQRs1) consume_quarters<kPromote, 1>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQRs2) consume_quarters<kPromote, 2>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQSs) consume_quarters<kPromote, 0>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQC1) consume_quarters<kPromote, 0, 1>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQC2) consume_quarters<kPromote, 0, 2>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQE) consume_quarters<kPromote, 0, 3>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQEF) consume_quarters<kPromote, 0, 4>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQO) consume_quarters<kPromote, 0, 5>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQOS) consume_quarters<kPromote, 0, 6>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQG) consume_quarters<kPromote, 0, 7>(full, empty, base, total, timer, sums);
 }
 
 // Thread 256 copies the tiles of shape kTall as `feed` says, the consumers release each stage in both
 // CTAs after their wgmmas (one arrival per warp).
-template <bool kTall>
+template <int kConsumer, bool kPromote>
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
     ring_kernel(const __grid_constant__ CUtensorMap tmap_a_half, const __grid_constant__ CUtensorMap tmap_b,
-                const __grid_constant__ CUtensorMap tmap_sa, int consumer, int promote, int feed,
-                unsigned long long* ps_per_kblock, unsigned int* mhz, unsigned int* sums) {
-  using T = Tile<kTall>;
+                const __grid_constant__ CUtensorMap tmap_sa, int feed, unsigned long long* ps_per_kblock,
+                unsigned int* mhz, unsigned int* sums) {
+  using T = Tile<is_tall(kConsumer)>;
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) unsigned long long bars[2 * kStages];
   const unsigned int full = smem_addr(bars), empty = smem_addr(bars + kStages);
@@ -443,15 +509,23 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
   } else {
     setmaxnreg_inc<232>();
     LoopTimer timer;
-    if (promote) {
-      consume<true>(consumer, full, empty, base, total, timer, sums);
-    } else {
-      consume<false>(consumer, full, empty, base, total, timer, sums);
-    }
+    consume<kConsumer, kPromote>(full, empty, base, total, timer, sums);
     if (threadIdx.x == 0) timer.record(total, ps_per_kblock, mhz);
   }
   __syncwarp();     // cluster_sync is .aligned: each warp converged
   cluster_sync();  // no remote arrival or multicast may reach a CTA that has exited
+}
+
+// ring_kernel<consumer, promote> on `ctas` CTAs (consumer and promote at run time: found by recursion over C).
+template <int C>
+void launch(int consumer, int promote, int ctas, int smem, const std::vector<CUtensorMap>& m, int feed,
+            unsigned long long* ps, unsigned int* mhz, unsigned int* sums) {
+  if constexpr (C < kConsumers) {
+    if (consumer != C) return launch<C + 1>(consumer, promote, ctas, smem, m, feed, ps, mhz, sums);
+    auto kernel = promote ? ring_kernel<C, true> : ring_kernel<C, false>;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    kernel<<<ctas, 384, smem>>>(m[0], m[1], m[2], feed, ps, mhz, sums);
+  }
 }
 
 struct Timing {
@@ -469,14 +543,13 @@ int main(int argc, char** argv) {
   std::printf("%s, %d SMs; %d x %d x %d in clusters of 2 sharing A, %d stages of 48 KB\n", prop.name, sms, kM, kN, kK,
               kStages);
   const GemmOperands ops = make_gemm_operands(kM, kN, kK);
+  CHECK(cudaMemcpyToSymbol(g_a_scales, &ops.sa, sizeof(ops.sa)));
   unsigned long long* ps;
   unsigned int *mhz, *sums;
   CHECK(cudaMalloc(&ps, sms * sizeof(unsigned long long)));
   CHECK(cudaMalloc(&mhz, sms * sizeof(unsigned int)));
   CHECK(cudaMalloc(&sums, sms * sizeof(unsigned int)));
   const int smem = kStages * kStageBytes + 1024;  // + alignment of the stages to 1024 bytes
-  CHECK(cudaFuncSetAttribute(ring_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CHECK(cudaFuncSetAttribute(ring_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   auto maps = [&](bool tall) {
     const int block_m = tall ? 256 : 128, block_n = tall ? 128 : 256;
     return std::vector<CUtensorMap>{
@@ -492,11 +565,7 @@ int main(int argc, char** argv) {
     const std::vector<CUtensorMap>& m = tall ? tall_maps : wide_maps;
     for (int rep = 0; rep < 3; ++rep) {
       CHECK(cudaMemset(sums, 0, sms * sizeof(unsigned int)));
-      if (tall) {
-        ring_kernel<true><<<ctas, 384, smem>>>(m[0], m[1], m[2], consumer, promote, feed, ps, mhz, sums);
-      } else {
-        ring_kernel<false><<<ctas, 384, smem>>>(m[0], m[1], m[2], consumer, promote, feed, ps, mhz, sums);
-      }
+      launch<0>(consumer, promote, ctas, smem, m, feed, ps, mhz, sums);
       CHECK(cudaGetLastError());
       CHECK(cudaDeviceSynchronize());
     }
@@ -536,7 +605,8 @@ int main(int argc, char** argv) {
   // their fragments are wrong.
   for (int promote : {0, 1})
     for (auto [a, b] : {std::pair{kWideRs, kWideSs}, std::pair{kTallQRs1, kTallSs}, std::pair{kTallQRs2, kTallSs},
-                           std::pair{kTallQSs, kTallSs}}) {
+                           std::pair{kTallQSs, kTallSs}, std::pair{kTallQE, kTallSs},
+                           std::pair{kTallQO, kTallSs}, std::pair{kTallQOS, kTallSs}}) {
       const Timing ref = time(b, promote, kCopies, 128), t = time(a, promote, kCopies, 128);
       std::printf("check promote=%d: %s %s %s on all 128 CTAs (CTA 0: %08x %08x)\n", promote, kConsumerNames[a],
                   t.sums == ref.sums ? "equals" : "DIFFERS FROM", kConsumerNames[b], t.sums[0], ref.sums[0]);

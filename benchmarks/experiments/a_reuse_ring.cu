@@ -30,6 +30,7 @@
 //   tall-q-os   tall-q-o with the scales read where tall-q-ss reads them (after the last quarter's issue)
 //   tall-q-g    tall-q-ss with each K block's A scales loaded from global memory a K block ahead (no barrier, no
 //               shared-memory read; the rows of the first M block whatever the tile: timing only, no checksum)
+//   tall-q-g2   tall-q-g with the loads two K blocks ahead (a second set of scale registers)
 // each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
 // promotion) and with the copies (feed copies) or stages of no bytes (feed none). Prints per variant and grid (128, 132
 // CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
@@ -83,11 +84,12 @@ const char* const kFeedNames[kFeeds] = {"none", "copies", "hot", "own"};
 
 enum Consumer {
   kTallSs, kWideSs, kWideRs, kWideN256, kTallQRs1, kTallQRs2, kTallQSs, kTallQC1, kTallQC2, kTallQE, kTallQEF,
-  kTallQO, kTallQOS, kTallQG, kConsumers
+  kTallQO, kTallQOS, kTallQG, kTallQG2, kConsumers
 };
 const char* const kConsumerNames[kConsumers] = {"tall-ss",   "wide-ss",   "wide-rs",   "wide-n256", "tall-q-rs1",
                                                 "tall-q-rs2", "tall-q-ss", "tall-q-c1", "tall-q-c2", "tall-q-e",
-                                                "tall-q-ef", "tall-q-o",  "tall-q-os", "tall-q-g"};
+                                                "tall-q-ef", "tall-q-o",  "tall-q-os", "tall-q-g",
+                                                "tall-q-g2"};
 __host__ __device__ constexpr bool is_tall(int consumer) { return consumer == kTallSs || consumer >= kTallQRs1; }
 
 // Four 8 x 16-byte matrices: rows 0-7 / 8-15 of the warp's 16, K bytes 0-15 / 16-31 of the k step; register i of
@@ -276,7 +278,8 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
   float early_sa[2][2];  // kFixed 3 / 4: the next K block's, read two quarters ahead
   constexpr bool kEarly = kFixed >= 3 && kFixed <= 5;
   constexpr bool kRunningOffset = kFixed == 5 || kFixed == 6;
-  float global_sa[2][2];  // kFixed 7: the next K block's, loaded at its first quarter
+  float global_sa[2][2];  // kFixed 7: the next K block's, loaded at its first quarter (8: the one after)
+  float global_sa2[2][2];  // kFixed 8: the next K block's
   constexpr unsigned int kStageOff = kStageBytes >> 4;  // one stage in the descriptors' start-address field
   unsigned int off = 0;                                 // kRunningOffset: the issued K block's stage, times that
   const unsigned long long desc_a0 = make_smem_desc_sw128(base + wg * 2 * 64 * kBlockK);
@@ -288,7 +291,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     for (int k = 0; k < 4; ++k) ldmatrix_x4(wave_a + ((((2 * k + (mi >> 1)) ^ r) & 7) << 4), f[k]);
   };
   auto read_scales = [&](int kb, float (&s)[2][2]) {
-    if constexpr (kFixed == 7) {
+    if constexpr (kFixed == 7 || kFixed == 8) {
       const float* p = g_a_scales + static_cast<size_t>(kb % kKBlocks) * kM;
 #pragma unroll
       for (int w = 0; w < 2; ++w) {
@@ -348,11 +351,11 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
           wgmma_wait_group<0>();  // quarter j, the previous wave's last, still reads the fragment
           waited_all = true;
         }
-        if constexpr (q == 3 && !kEarly && kFixed != 7) {  // a new K block
+        if constexpr (q == 3 && !kEarly && kFixed != 7 && kFixed != 8) {  // a new K block
           timer.wait_full(full, nkb);
           read_scales(nkb, next_sa);
         }
-        if constexpr (q == 3 && kFixed == 7) timer.wait_full(full, nkb);
+        if constexpr (q == 3 && (kFixed == 7 || kFixed == 8)) timer.wait_full(full, nkb);
         if constexpr (q == 1 && kEarly && !decltype(last_constant)::value) {  // the next K block's, two quarters ahead
           timer.wait_full(full, kb + 1);
           read_scales(kb + 1, early_sa);
@@ -360,6 +363,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
         if constexpr (kFrags > 0) load_frag(nkb, nwave, f);
       }
       if constexpr (q == 0 && kFixed == 7) read_scales(kb + 1, global_sa);
+      if constexpr (q == 0 && kFixed == 8) read_scales(kb + 2, global_sa);
       const unsigned int noff = q == 3 ? (off == 2 * kStageOff ? 0u : off + kStageOff) : off;
       issue(nkb, nwave, nhalf, acc[nhalf], f, noff);
       if constexpr (q == 3) off = noff;
@@ -381,13 +385,20 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     if constexpr (q == 3 && more) {
 #pragma unroll
       for (int w = 0; w < 2; ++w)
-        for (int i = 0; i < 2; ++i) sa[w][i] = kFixed == 7 ? global_sa[w][i] : kEarly ? early_sa[w][i] : next_sa[w][i];
+        for (int i = 0; i < 2; ++i) {
+          sa[w][i] = kFixed == 8   ? global_sa2[w][i]
+                     : kFixed == 7 ? global_sa[w][i]
+                     : kEarly      ? early_sa[w][i]
+                                   : next_sa[w][i];
+          if constexpr (kFixed == 8) global_sa2[w][i] = global_sa[w][i];
+        }
     }
   };
   using No = std::false_type;
   using Yes = std::true_type;
   timer.wait_full(full, 0);
   read_scales(0, sa);
+  if constexpr (kFixed == 8) read_scales(1, global_sa2);
   if constexpr (kFrags > 0) load_frag(0, 0, frag[0]);
   issue(0, 0, 0, acc[0], frag[0], 0u);
   // The count through an empty asm, and the last K block's branch kept with its other path: ptxas must see the same
@@ -453,6 +464,7 @@ __device__ __forceinline__ void consume(unsigned int full, unsigned int empty, u
   if constexpr (kConsumer == kTallQO) consume_quarters<kPromote, 0, 5>(full, empty, base, total, timer, sums);
   if constexpr (kConsumer == kTallQOS) consume_quarters<kPromote, 0, 6>(full, empty, base, total, timer, sums);
   if constexpr (kConsumer == kTallQG) consume_quarters<kPromote, 0, 7>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQG2) consume_quarters<kPromote, 0, 8>(full, empty, base, total, timer, sums);
 }
 
 // Thread 256 copies the tiles of shape kTall as `feed` says, the consumers release each stage in both

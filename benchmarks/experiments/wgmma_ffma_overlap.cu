@@ -10,6 +10,8 @@
 //   pipe     two accumulators in turn: issue the group into one, wait for the one before (wgmma.wait_group 1) and
 //            promote it while the new group runs
 //   pipe-ow  the same with each group's first wgmma overwriting its accumulator (scale-d 0), as the kernel's K blocks
+// With kScales 2 the elements take two scales in turn, two elements each, as the kernel's promotion does (rows r and
+// r + 8 of the wgmma fragment); ptxas then keeps the scale in the operand reuse cache for every other FFMA only.
 // Prints cycles per group, median and slowest warpgroup. If the promotion beside the wgmmas cost them nothing,
 // `pipe` would run at `none`'s time; if it costs what it issues, at `serial`'s.
 //
@@ -41,13 +43,14 @@ __device__ __forceinline__ void group(float (&acc)[kN / 2], unsigned long long d
 }
 
 // out += s * acc (kOps 1), or out += (acc * col) * s (kOps 2: a per-column factor first, as k-grouped's promotion)
-template <int kOps, int R>
+template <int kOps, int kScales, int R>
 __device__ __forceinline__ void promote(float (&out)[R], const float (&acc)[R], float s, const float (&col)[16]) {
+  const float s2 = kScales == 2 ? s * 0.75f : s;  // the second row's scale
 #pragma unroll
-  for (int i = 0; i < R; ++i) out[i] = fmaf(kOps == 2 ? acc[i] * col[i / 4] : acc[i], s, out[i]);
+  for (int i = 0; i < R; ++i) out[i] = fmaf(kOps == 2 ? acc[i] * col[i / 4] : acc[i], (i / 2) % 2 ? s2 : s, out[i]);
 }
 
-template <int kWgs, int kOrder, int kOps, int kN>
+template <int kWgs, int kOrder, int kOps, int kN, int kScales>
 __global__ void __launch_bounds__(256, 1) overlap_kernel(float* sink, unsigned long long* cycles) {
   constexpr int R = kN / 2;  // accumulator floats per thread
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -79,20 +82,20 @@ __global__ void __launch_bounds__(256, 1) overlap_kernel(float* sink, unsigned l
       group<kN, kOw>(acc0, desc_a, desc_b);
       wgmma_wait_group<1>();
       fence_operands(acc1);
-      promote<kOps>(out, acc1, s, col);
+      promote<kOps, kScales>(out, acc1, s, col);
       group<kN, kOw>(acc1, desc_a, desc_b);
       wgmma_wait_group<1>();
       fence_operands(acc0);
-      promote<kOps>(out, acc0, s, col);
+      promote<kOps, kScales>(out, acc0, s, col);
     }
     if (it < pairs) {
       group<kN, kOw>(acc0, desc_a, desc_b);
       wgmma_wait_group<1>();
       fence_operands(acc1);
-      promote<kOps>(out, acc1, s, col);
+      promote<kOps, kScales>(out, acc1, s, col);
       wgmma_wait_group<0>();
       fence_operands(acc0);
-      promote<kOps>(out, acc0, s, col);
+      promote<kOps, kScales>(out, acc0, s, col);
     } else {
       wgmma_wait_group<0>();
       fence_operands(acc1);
@@ -103,7 +106,7 @@ __global__ void __launch_bounds__(256, 1) overlap_kernel(float* sink, unsigned l
       group<kN, kOw>(acc0, desc_a, desc_b);
       wgmma_wait_group<0>();
       fence_operands(acc0);
-      if constexpr (kOrder == kSerial) promote<kOps>(out, acc0, s, col);
+      if constexpr (kOrder == kSerial) promote<kOps, kScales>(out, acc0, s, col);
     }
   }
   const long long t1 = clock64();
@@ -114,10 +117,10 @@ __global__ void __launch_bounds__(256, 1) overlap_kernel(float* sink, unsigned l
   if (threadIdx.x % 128 == 0) cycles[blockIdx.x * 2 + wg] = static_cast<unsigned long long>(t1 - t0);
 }
 
-template <int kWgs, int kOrder, int kOps, int kN>
+template <int kWgs, int kOrder, int kOps, int kN, int kScales = 1>
 void run(int sms, float* sink, unsigned long long* cycles) {
   const int smem = kWgs * kASlot + kBBytes + 1024;
-  auto kernel = overlap_kernel<kWgs, kOrder, kOps, kN>;
+  auto kernel = overlap_kernel<kWgs, kOrder, kOps, kN, kScales>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   for (int rep = 0; rep < 3; ++rep) {  // the last of three launches
     kernel<<<sms, 128 * kWgs, smem>>>(sink, cycles);
@@ -130,8 +133,8 @@ void run(int sms, float* sink, unsigned long long* cycles) {
   for (int c = 0; c < sms; ++c)
     for (int w = 0; w < kWgs; ++w) per_iter.push_back(double(host[2 * c + w]) / kIters);
   std::sort(per_iter.begin(), per_iter.end());
-  std::printf("%3d %4d %-7s %4d %10.1f %10.1f\n", kWgs, kN, kOrderNames[kOrder], kOrder == kNone ? 0 : kOps,
-              per_iter[per_iter.size() / 2], per_iter.back());
+  std::printf("%3d %4d %-7s %4d %6d %10.1f %10.1f\n", kWgs, kN, kOrderNames[kOrder], kOrder == kNone ? 0 : kOps,
+              kScales, per_iter[per_iter.size() / 2], per_iter.back());
 }
 
 template <int kWgs, int kN>
@@ -143,6 +146,8 @@ void rows(int sms, float* sink, unsigned long long* cycles) {
   run<kWgs, kPipe, 2, kN>(sms, sink, cycles);
   run<kWgs, kPipeOverwrite, 1, kN>(sms, sink, cycles);
   run<kWgs, kPipeOverwrite, 2, kN>(sms, sink, cycles);
+  run<kWgs, kSerial, 1, kN, 2>(sms, sink, cycles);
+  run<kWgs, kPipe, 1, kN, 2>(sms, sink, cycles);
 }
 
 int main() {
@@ -156,7 +161,7 @@ int main() {
   unsigned long long* cycles;
   CHECK(cudaMalloc(&sink, sms * 256 * sizeof(float)));
   CHECK(cudaMalloc(&cycles, sms * 2 * sizeof(unsigned long long)));
-  std::printf("wgs    N order   ops cycles/group (median)   (max)\n");
+  std::printf("wgs    N order   ops scales cycles/group (median)   (max)\n");
   for (int round = 0; round < 2; ++round) {
     rows<1, 128>(sms, sink, cycles);
     rows<2, 128>(sms, sink, cycles);

@@ -1,8 +1,10 @@
-"""The sanitize phase's restarts (tools/sanitize_runs.sh), run on the CPU with a stand-in for compute-sanitizer.
+"""The sanitize phase's restarts and summary (tools/sanitize_runs.sh), run on the CPU with a stand-in for
+compute-sanitizer.
 
 The real tool often dies of SIGSEGV mid-run with no report (benchmarks/NOTES.md 114, 115); `sanitize_part` then
 starts it again on the cases not yet passed. These tests check that a case that crashes it every time costs only its
-own runs, that a clean run is one run, and that a report is kept and not retried.
+own runs, that a clean run is one run, and that a report is kept and not retried; and that `sanitize_summary` counts a
+python that ended abnormally apart from the report lines (NOTES 116).
 """
 
 import os

@@ -34,7 +34,10 @@
 // each without and with the promotion (out += a_scale(row) * acc per wave or half, the FP32 work of the block-scale
 // promotion) and with the copies (feed copies) or stages of no bytes (feed none). Prints per variant and grid (128, 132
 // CTAs) the median and slowest CTA's ns per K block, the SM clock and the cycles per K block, and checks that wide-rs
-// computed what wide-ss did (a checksum per CTA of the results' bits).
+// computed what wide-ss did, and tall-q-rs1 / rs2 / ss / e / o / os what tall-ss did (a checksum per CTA of the
+// results' bits). Each consumer has a kernel of its own (NOTES 117: in one kernel, ptxas's view of one consumer's
+// wgmma pipeline changed the others' code), and the warpgroup index is broadcast from lane 0 so that the descriptors
+// stay on the uniform datapath, as in the GEMM kernel's hot loop.
 //
 // `feed` on the command line: where the copies' cost goes (NOTES 112: with them the SM clock drops ~8% and the
 // cycles per K block hardly move). The tall-ss consumer, with and without the promotion, fed four ways:

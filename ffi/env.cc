@@ -86,6 +86,16 @@ int register_usage_level() {
   return std::stoi(*value);
 }
 
+int ffma_yield_period() {
+  std::optional<std::string> value = get("DG_JIT_FFMA_YIELD_PERIOD");
+  if (!value) return 8;  // the fastest measured (benchmarks/NOTES.md 118)
+  const bool digits = std::all_of(value->begin(), value->end(), [](unsigned char c) { return std::isdigit(c); });
+  if (value->size() > 2 || !digits)
+    throw std::invalid_argument("DG_JIT_FFMA_YIELD_PERIOD must be an integer from 0 (ptxas's own hints) to 99, "
+                                "got '" + *value + "'");
+  return std::stoi(*value);
+}
+
 int tune_block_m() { return tune_number("DG_TUNE_BLOCK_M", 0); }
 int tune_block_n() { return tune_number("DG_TUNE_BLOCK_N", 0); }
 int tune_cluster() { return tune_number("DG_TUNE_CLUSTER", 0); }

@@ -9,6 +9,9 @@
 //   DG_JIT_PRINT_COMPILER_COMMAND  print every compiler command line
 //   DG_JIT_REGISTER_USAGE_LEVEL    (tuning) 0-10: ptxas's --register-usage-level (how freely it may use registers
 //                                  to schedule; unset: ptxas's default); part of the kernel cache key
+//   DG_JIT_FFMA_YIELD_PERIOD       (tuning) 1-99: in sm_90 cubins, one FFMA in this many of each chain sharing a
+//                                  scale register yields (sass_hints.h); 0: ptxas's own hints; unset: 8. Part of
+//                                  the kernel cache key
 //   DG_PRINT_CONFIGS               print the chosen kernel configuration once per problem shape
 //   DG_PROFILE_WAITS               (profiling) kernels compiled while set (named ..._pw) count the cycles their
 //                                  pipeline barrier waits and epilogues take and print them (with the elapsed ns)
@@ -65,6 +68,7 @@ bool jit_debug();                     // DG_JIT_DEBUG
 bool ptxas_verbose();                 // DG_JIT_PTXAS_VERBOSE
 bool print_compiler_command();        // DG_JIT_PRINT_COMPILER_COMMAND
 int register_usage_level();           // DG_JIT_REGISTER_USAGE_LEVEL: -1 when unset; throws outside 0-10
+int ffma_yield_period();              // DG_JIT_FFMA_YIELD_PERIOD: 8 when unset; throws outside 0-99
 bool print_configs();                 // DG_PRINT_CONFIGS
 std::string print_configs_value();    // its value: a new one prints every configuration line again (tests use it)
 bool poison_outputs();                // DG_POISON_OUTPUTS

@@ -13,6 +13,7 @@
 #include "files.h"
 #include "hash.h"
 #include "jit_compiler.h"
+#include "sass_hints.h"
 
 namespace jdg::jit {
 namespace {
@@ -106,9 +107,11 @@ BuildResult build(const std::string& name, const std::string& source, const std:
   const bool debug = env::jit_debug();
   const bool verbose = env::ptxas_verbose();
   const std::vector<std::string> options = compiler->options(arch, verbose);
+  const int ffma_period = arch.rfind("sm_90", 0) == 0 ? env::ffma_yield_period() : 0;  // sass_hints.h: sm_90 only
   Hasher key;
   key.field("jax_deepgemm jit v1").field(name).field(source).field(headers).field(compiler->identity()).field(arch);
   for (const std::string& o : options) key.field(o);
+  if (ffma_period > 0) key.field("ffma yield period " + std::to_string(ffma_period));
   const std::string digest = key.hex();
 
   std::shared_ptr<Slot> slot = slot_for(digest);
@@ -139,6 +142,13 @@ BuildResult build(const std::string& name, const std::string& source, const std:
     CompileOutput out = compiler->compile(name, source, options, include_dir);  // throws with the log
     kernel.cubin = std::move(out.cubin);
     kernel.log = std::move(out.log);
+    if (ffma_period > 0) {
+      try {
+        kernel.cubin = rewrite_ffma_hints(kernel.cubin, ffma_period, nullptr);
+      } catch (const std::exception& e) {
+        throw std::runtime_error("compiling kernel " + name + ": the FFMA hint pass failed: " + e.what());
+      }
+    }
     disk.store(kernel);
     slot->kernel = std::make_shared<const CompiledKernel>(std::move(kernel));
     result.cache = "compiled";

@@ -16,6 +16,7 @@
 #include "heuristics.h"
 #include "jit_compiler.h"
 #include "jit_runtime.h"
+#include "sass_hints.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -198,6 +199,17 @@ NB_MODULE(_C, m) {
       "dir"_a,
       "Why a kernel cache entry directory (<cache dir>/cache/<kernel>.<digest>) is not intact: '' when its cubin "
       "matches the size and checksum recorded in its kernel.meta (for tests and tools).");
+
+  m.def(
+      "rewrite_ffma_hints",
+      [](nb::bytes cubin, int period) {
+        int changed = 0;
+        std::string out = jdg::jit::rewrite_ffma_hints(std::string(cubin.c_str(), cubin.size()), period, &changed);
+        return nb::make_tuple(nb::bytes(out.data(), out.size()), changed);
+      },
+      "cubin"_a, "period"_a,
+      "The JIT's FFMA hint pass (ffi/sass_hints.h) on a cubin: (rewritten cubin, instructions changed). For tests "
+      "and tools; compiled sm_90 kernels get it with DG_JIT_FFMA_YIELD_PERIOD's period.");
 
   m.def(
       "select_fp8_gemm_config",

@@ -221,6 +221,24 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
             assert order == sorted(order), (wg, tile, marks, issue)
 
 
+@pytest.mark.parametrize("m,n,k", [(4096, 7168, 2048), (1000, 2112, 7168), (128, 7168, 16384)])
+def test_ffma_hint_pass_changes_no_bit(m, n, k, monkeypatch):
+    """The JIT's FFMA hint pass (ffi/sass_hints.h) rewrites scheduling hints and reuse flags only: kernels compiled
+    with it (the default) and without it (DG_JIT_FFMA_YIELD_PERIOD=0) compute the same bits (256 x 128 in clusters,
+    128 x 192 or 128 x 160, and a small-M tile)."""
+    a, b = _operands(m, n, k)
+    outs = []
+    for period in ("0", None):
+        if period is None:
+            monkeypatch.delenv("DG_JIT_FFMA_YIELD_PERIOD", raising=False)
+        else:
+            monkeypatch.setenv("DG_JIT_FFMA_YIELD_PERIOD", period)
+        outs.append(np.asarray(jax.jit(lambda a, b: dg.fp8_gemm_nt(a, b))(a, b)).view(np.uint16))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    expected, bound = _expected(a, b)
+    assert_matches(outs[1].view(jnp.bfloat16), expected, bound, BF16)
+
+
 def test_fp8_dot_gradients_on_gpu():
     x = randn(seed_of("dot-x"), (512, 1024), BF16, spread=False)
     w = randn(seed_of("dot-w"), (1024, 768), BF16, spread=False) / 32

@@ -23,6 +23,12 @@
 //   tall-q-ss   the same quarters with A from shared memory (no fragment): 128 KB of wgmma reads per K block
 //   tall-q-c1   tall-q-ss with every wgmma reading stage 0 (descriptors fixed: wrong results, same work otherwise)
 //   tall-q-c2   tall-q-c1 with fixed A scales too (no shared-memory scale reads)
+//   tall-q-c3   tall-q-c1 with the first K block's A scales kept in registers for the whole loop (no shared-memory
+//               scale reads; FFMAs with a register scale, where tall-q-c2's have an immediate)
+//   tall-q-c4   tall-q-c3 with one scale per warpgroup, loaded from global memory at a warp-uniform address (so that
+//               ptxas may keep it in a uniform register: FFMAs with a uniform-register scale)
+//   tall-q-c5   tall-q-c1 with each quarter's FFMAs written row by row (row r's 16, then row r + 8's)
+//   tall-q-r    tall-q-ss with its FFMAs written as tall-q-c5's
 //   tall-q-e    tall-q-ss with the next K block's A scales read two quarters earlier (its stage waited for then) and
 //               each descriptor a stage-0 descriptor plus the stage's offset (as the kernel builds them)
 //   tall-q-ef   tall-q-e with the descriptors of tall-q-c1
@@ -47,7 +53,7 @@
 //   none        stages of no bytes
 //
 // Build (sm_90a): nvcc -O3 -gencode arch=compute_90a,code=sm_90a -std=c++17 -I cuda
-//   benchmarks/experiments/a_reuse_ring.cu -o /tmp/a_reuse_ring   Run: /tmp/a_reuse_ring [feed]
+//   benchmarks/experiments/a_reuse_ring.cu -o /tmp/a_reuse_ring   Run: /tmp/a_reuse_ring [feed | only NAME,NAME]
 #include "ring_util.h"
 
 #include <algorithm>
@@ -87,12 +93,12 @@ const char* const kFeedNames[kFeeds] = {"none", "copies", "hot", "own"};
 
 enum Consumer {
   kTallSs, kWideSs, kWideRs, kWideN256, kTallQRs1, kTallQRs2, kTallQSs, kTallQC1, kTallQC2, kTallQE, kTallQEF,
-  kTallQO, kTallQOS, kTallQG, kTallQG2, kConsumers
+  kTallQO, kTallQOS, kTallQG, kTallQG2, kTallQC3, kTallQC4, kTallQC5, kTallQR, kConsumers
 };
 const char* const kConsumerNames[kConsumers] = {"tall-ss",   "wide-ss",   "wide-rs",   "wide-n256", "tall-q-rs1",
                                                 "tall-q-rs2", "tall-q-ss", "tall-q-c1", "tall-q-c2", "tall-q-e",
                                                 "tall-q-ef", "tall-q-o",  "tall-q-os", "tall-q-g",
-                                                "tall-q-g2"};
+                                                "tall-q-g2", "tall-q-c3", "tall-q-c4", "tall-q-c5", "tall-q-r"};
 __host__ __device__ constexpr bool is_tall(int consumer) { return consumer == kTallSs || consumer >= kTallQRs1; }
 
 // Four 8 x 16-byte matrices: rows 0-7 / 8-15 of the warp's 16, K bytes 0-15 / 16-31 of the k step; register i of
@@ -281,6 +287,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
   float early_sa[2][2];  // kFixed 3 / 4: the next K block's, read two quarters ahead
   constexpr bool kEarly = kFixed >= 3 && kFixed <= 5;
   constexpr bool kRunningOffset = kFixed == 5 || kFixed == 6;
+  constexpr bool kKeepScales = kFixed == 9 || kFixed == 10;  // c3 / c4: the first K block's for the whole loop
   float global_sa[2][2];  // kFixed 7: the next K block's, loaded at its first quarter (8: the one after)
   float global_sa2[2][2];  // kFixed 8: the next K block's
   constexpr unsigned int kStageOff = kStageBytes >> 4;  // one stage in the descriptors' start-address field
@@ -307,6 +314,10 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
       s[0][0] = s[1][0] = 0.5f, s[0][1] = s[1][1] = 0.25f;
       return;
     }
+    if constexpr (kFixed == 10) {
+      s[0][0] = s[1][0] = s[0][1] = s[1][1] = __ldg(g_a_scales + wg);
+      return;
+    }
     const float* p = reinterpret_cast<const float*>(__cvta_shared_to_generic(stage_of(kb) + T::kABytes + T::kBBytes));
 #pragma unroll
     for (int w = 0; w < 2; ++w) {
@@ -315,7 +326,8 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     }
   };
   auto issue = [&](int kb, int wave, int half, float (&a)[32], const unsigned int (&f)[4][4], unsigned int koff) {
-    const unsigned int stage = kFixed == 1 || kFixed == 2 || kFixed == 4 ? base : stage_of(kb);
+    constexpr bool kStageZero = kFixed == 1 || kFixed == 2 || kFixed == 4 || (kFixed >= 9 && kFixed <= 11);
+    const unsigned int stage = kStageZero ? base : stage_of(kb);
     unsigned long long desc_b = make_smem_desc_sw128(stage + T::kABytes + half * 64 * kBlockK);
     unsigned long long desc_a = make_smem_desc_sw128(stage + (wg * 2 + wave) * 64 * kBlockK);
     if constexpr (kFixed == 3) {  // stage 0's plus the offset (>> 4) in the start-address field: no carry out of it
@@ -356,7 +368,7 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
         }
         if constexpr (q == 3 && !kEarly && kFixed != 7 && kFixed != 8) {  // a new K block
           timer.wait_full(full, nkb);
-          read_scales(nkb, next_sa);
+          if constexpr (!kKeepScales) read_scales(nkb, next_sa);
         }
         if constexpr (q == 3 && (kFixed == 7 || kFixed == 8)) timer.wait_full(full, nkb);
         if constexpr (q == 1 && kEarly && !decltype(last_constant)::value) {  // the next K block's, two quarters ahead
@@ -381,11 +393,12 @@ __device__ void consume_quarters(unsigned int full, unsigned int empty, unsigned
     fence_operands(acc[half]);
     if (q == 3 && lane < 2) mbarrier_arrive_cluster(empty + 8 * (kb % kStages), lane);  // K block kb is done
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int n = 0; n < 32; ++n) {  // c5, r: row r's 16 elements, then row r + 8's
+      const int i = kFixed >= 11 ? (n < 16 ? n / 2 * 4 + n % 2 : (n - 16) / 2 * 4 + 2 + n % 2) : n;
       float& o = out[wave][32 * half + i];
       o = kPromote ? fmaf((i / 2) % 2 ? sa[wave][1] : sa[wave][0], acc[half][i], o) : acc[half][i];
     }
-    if constexpr (q == 3 && more) {
+    if constexpr (q == 3 && more && !kKeepScales) {
 #pragma unroll
       for (int w = 0; w < 2; ++w)
         for (int i = 0; i < 2; ++i) {
@@ -468,6 +481,10 @@ __device__ __forceinline__ void consume(unsigned int full, unsigned int empty, u
   if constexpr (kConsumer == kTallQOS) consume_quarters<kPromote, 0, 6>(full, empty, base, total, timer, sums);
   if constexpr (kConsumer == kTallQG) consume_quarters<kPromote, 0, 7>(full, empty, base, total, timer, sums);
   if constexpr (kConsumer == kTallQG2) consume_quarters<kPromote, 0, 8>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQC3) consume_quarters<kPromote, 0, 9>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQC4) consume_quarters<kPromote, 0, 10>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQC5) consume_quarters<kPromote, 0, 11>(full, empty, base, total, timer, sums);
+  if constexpr (kConsumer == kTallQR) consume_quarters<kPromote, 0, 12>(full, empty, base, total, timer, sums);
 }
 
 // Thread 256 copies the tiles of shape kTall as `feed` says, the consumers release each stage in both
@@ -550,6 +567,13 @@ struct Timing {
 
 int main(int argc, char** argv) {
   const bool feed_study = argc > 1 && std::string(argv[1]) == "feed";
+  // `only NAME,NAME,...`: just those consumers (and the checks between two of them).
+  std::vector<bool> chosen(kConsumers, true);
+  if (argc > 2 && std::string(argv[1]) == "only") {
+    const std::string list = "," + std::string(argv[2]) + ",";
+    for (int c = 0; c < kConsumers; ++c)
+      chosen[c] = list.find("," + std::string(kConsumerNames[c]) + ",") != std::string::npos;
+  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
@@ -610,7 +634,7 @@ int main(int argc, char** argv) {
       for (int feed : {kCopies, kNone})
         for (int ctas : {128, sms / 2 * 2})
           for (int consumer = 0; consumer < kConsumers; ++consumer) {
-            if (promote && consumer == kWideN256) continue;
+            if ((promote && consumer == kWideN256) || !chosen[consumer]) continue;
             const Timing t = time(consumer, promote, feed, ctas);
             std::printf("%-10s %8s %6s %5d %10.1f %10.1f %7.0f %12.0f\n", kConsumerNames[consumer],
                         promote ? "yes" : "no", kFeedNames[feed], ctas, t.ns, t.max_ns, t.mhz,
@@ -621,7 +645,8 @@ int main(int argc, char** argv) {
   for (int promote : {0, 1})
     for (auto [a, b] : {std::pair{kWideRs, kWideSs}, std::pair{kTallQRs1, kTallSs}, std::pair{kTallQRs2, kTallSs},
                            std::pair{kTallQSs, kTallSs}, std::pair{kTallQE, kTallSs},
-                           std::pair{kTallQO, kTallSs}, std::pair{kTallQOS, kTallSs}}) {
+                           std::pair{kTallQO, kTallSs}, std::pair{kTallQOS, kTallSs}, std::pair{kTallQR, kTallSs}}) {
+      if (!chosen[a] || !chosen[b]) continue;
       const Timing ref = time(b, promote, kCopies, 128), t = time(a, promote, kCopies, 128);
       std::printf("check promote=%d: %s %s %s on all 128 CTAs (CTA 0: %08x %08x)\n", promote, kConsumerNames[a],
                   t.sums == ref.sums ? "equals" : "DIFFERS FROM", kConsumerNames[b], t.sums[0], ref.sums[0]);

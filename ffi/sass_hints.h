@@ -22,7 +22,7 @@ namespace jdg::jit {
 
 // `cubin` (an ELF64 image) with the FFMA chains of every .text.* section rewritten for `period` >= 1; *changed
 // (unless null) gets the number of instructions changed. Throws std::runtime_error when the image is not a
-// well-formed ELF64 file (every offset is checked against its size).
+// well-formed ELF64 file (every offset is checked against its size); the JIT then keeps the compiler's image and warns.
 std::string rewrite_ffma_hints(const std::string& cubin, int period, int* changed);
 
 }  // namespace jdg::jit

@@ -6,8 +6,9 @@
 // pass gives, in each chain of consecutive FFMAs that share their B (scale) register, every `period`-th FFMA and the
 // chain's last one the yield hint and no reuse, and the others no yield and B kept for reuse. With the default
 // period, 8, the M = 4096 dense rows (256 x 128 and 128 x 192 tiles) ran 1.4-3.6% faster on an H200 than with
-// ptxas's own hints (one yield in 2), masked rows 0.7-5.1%, contiguous and ragged ~2%, small M level; never yielding
-// along a chain, or always yielding, ran slower than both (benchmarks/NOTES.md 118).
+// ptxas's own hints (one yield in 2), masked rows 0.7-5.1%, contiguous and ragged ~2%, small M level. On a probe of
+// the 256 x 128 loop (benchmarks/experiments/a_reuse_ring.cu), never yielding along a chain, or always yielding, ran
+// slower than ptxas's hints (benchmarks/NOTES.md 118).
 // The arithmetic is unchanged: hints and cache flags only, no instruction moves, and a reuse flag only where the next
 // instruction reads that register in the same operand slot and no branch lands between them. Kernels without such
 // chains (k-grouped's promotion, the quantization kernels) come out as ptxas made them.

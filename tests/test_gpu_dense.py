@@ -224,8 +224,8 @@ def test_profile_waits_build_computes_and_reports(m, n, k, block_m, monkeypatch,
 @pytest.mark.parametrize("m,n,k", [(4096, 7168, 2048), (1000, 2112, 7168), (128, 7168, 16384)])
 def test_ffma_hint_pass_changes_no_bit(m, n, k, monkeypatch):
     """The JIT's FFMA hint pass (ffi/sass_hints.h) rewrites scheduling hints and reuse flags only: kernels compiled
-    with it (the default) and without it (DG_JIT_FFMA_YIELD_PERIOD=0) compute the same bits (256 x 128 in clusters,
-    128 x 192 or 128 x 160, and a small-M tile)."""
+    with it (the default) and without it (DG_JIT_FFMA_YIELD_PERIOD=0) compute the same bits (on 132 SMs: 256 x 128,
+    256 x 64 and 128 x 64 tiles)."""
     a, b = _operands(m, n, k)
     outs = []
     for period in ("0", None):

@@ -9,23 +9,15 @@ has two banks by parity (NOTES 117). Compiled as k_loop_sass.py compiles (NVRTC,
 import re
 import sys
 
-from k_loop_sass import compile_sass
+from k_loop_sass import compile_sass, loop_bodies
 
 FFMA = re.compile(r"FFMA\S* R(\d+), R(\d+)(?:\.reuse)?, R\d+(?:\.reuse)?, R(\d+)")
 
 
 def loop_parities(sass):
-    lines = [(int(a, 16), ins) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", sass)]
-    at = {a: i for i, (a, _) in enumerate(lines)}
-    for i, (address, ins) in enumerate(lines):
-        target = re.search(r"BRA (0x[0-9a-f]+)", ins)
-        if not (target and int(target.group(1), 16) < address and int(target.group(1), 16) in at):
-            continue
-        body = [x for _, x in lines[at[int(target.group(1), 16)]:i + 1]]
-        if any("QGMMA" in x for x in body) and len(body) < 1200:  # (k_loop_sass.py's bound: not the tile loop)
-            ffmas = [m for m in map(FFMA.search, body) if m]
-            same = sum(int(m.group(2)) % 2 == int(m.group(3)) % 2 for m in ffmas)
-            yield len(body), len(ffmas), same
+    for body in loop_bodies(sass):
+        ffmas = [m for m in map(FFMA.search, body) if m]
+        yield len(body), len(ffmas), sum(int(m.group(2)) % 2 == int(m.group(3)) % 2 for m in ffmas)
 
 
 if __name__ == "__main__":

@@ -44,17 +44,22 @@ def compile_sass(include_dir, shape):
     return out[1], sass
 
 
-def k_loops(sass):
+def loop_bodies(sass):
+    """The K loops' instructions as disassembled (predicates, registers and reuse flags included)."""
     lines = [(int(a, 16), ins) for a, ins in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", sass)]
     at = {a: i for i, (a, _) in enumerate(lines)}
-    loops = []
     for i, (address, ins) in enumerate(lines):
         target = re.search(r"BRA (0x[0-9a-f]+)", ins)
         if target and int(target.group(1), 16) < address and int(target.group(1), 16) in at:
-            body = [re.sub(r"^@!?U?P\w+ ", "", x) for _, x in lines[at[int(target.group(1), 16)]:i + 1]]
+            body = [x for _, x in lines[at[int(target.group(1), 16)]:i + 1]]
             if any("QGMMA" in x for x in body) and len(body) < 1200:
-                loops.append([re.sub(r"\.reuse", "", re.sub(r"\bU?R\d+\b", "R", x)) for x in body])
-    return loops
+                yield body
+
+
+def k_loops(sass):
+    """The K loops with predicates, register numbers and reuse flags left out."""
+    return [[re.sub(r"\.reuse", "", re.sub(r"\bU?R\d+\b", "R", re.sub(r"^@!?U?P\w+ ", "", x))) for x in body]
+            for body in loop_bodies(sass)]
 
 
 def main(old, new, shapes):

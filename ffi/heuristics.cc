@@ -37,6 +37,7 @@
 //      Only with at least two waves: every measured case had several; a lone wave stays as it was. Dense GEMMs whose
 //      A and B rows are not 128-byte multiples (rows_unaligned) take them from 12 K blocks on, at any M and at one
 //      wave too (NOTES 75: 5-36% faster at M = 64 to 8192, aligned controls -0.7% to +1.6%).
+//      Dense GEMMs with per-row B scales take them only there or with FP32 out over long K (step 17).
 //      DG_TUNE_CLUSTER=1 / 2 turns them off / on everywhere (2: dense GEMMs always, grouped ones wherever the
 //      N-block count is even). A dense cluster shares B instead of A where BLOCK_N > BLOCK_M (the two CTAs take
 //      adjacent M blocks of one N block): each CTA then copies BLOCK_M + BLOCK_N / 2 rows per K block rather than
@@ -205,6 +206,14 @@
 //    fastest tile on average (at most 9.5%), the previous ones within 3.1% (13.5%). Against the previous picks (one
 //    build per side, two rounds): on the 18 rows it moves -3.7% geometric mean, -10.0% to +9.5% (+4.9% to +9.5% on
 //    those even draws); 6 controls within 0.2%.
+// 17. Dense GEMMs with per-row B scales (the weight gradients' kind) take clusters only where their rows are not
+//    128-byte multiples, or with FP32 out over kLongKBlocks. Their promotion, an FMUL and an FFMA per element, holds
+//    the loop near half the tensor rate (benchmarks/NOTES.md 46), so the copies hardly set its pace and a cluster
+//    brings mostly its lockstep. Measured on an H200 (NOTES 121): tiles and clusters forced at M = 2048 to 18432,
+//    K = 4096 / 8192, 256 x 128 and 256 x 96 tiles 6-11% slower in clusters than without; against the picks before
+//    (one build per side, two rounds) on 14 rows whose clusters this turned off, bf16 out -3.9% to -8.4% (256 x 96 /
+//    112 / 128, K = 4096 to 16384), FP32 out and FP32 C -3.4% to -5.2% at K <= 8192 but +1.1% / +0.2% at 4096 x 7168
+//    x 16384 (256 x 128, no TMA store), which therefore keeps them, as k-grouped's FP32 tiles do (step 5).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -658,8 +667,9 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
   const bool wide_rows = !unaligned && wide_rows_unclustered(best.block_m, best.block_n, k);  // step 15
+  const bool per_row_unclustered = b_scale_per_row && !(out_f32 && k_blocks >= kLongKBlocks);  // step 17
   const bool multicast_pays =
-      unaligned || (!wide_rows && m >= 2048 &&
+      unaligned || (!wide_rows && !per_row_unclustered && m >= 2048 &&
                     ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
   GridCut cut = GridCut::kFull;
   if (wide_rows) {

@@ -195,6 +195,18 @@ def test_tune_cluster(monkeypatch):
     assert (c["block_m"], c["waves"], c["cluster"]) == (64, 1, 2)
     assert _C.select_fp8_gemm_config(4096, 7168, 1408, 132)["cluster"] == 1  # 11 K blocks
     assert _C.select_fp8_gemm_config(4096, 7168, 1536, 132)["cluster"] == 1  # 128-byte rows
+    # step 17: per-row B scales (dense), none but where rows are not 128-byte multiples or f32 out over long K; the
+    # same tiles as without
+    for m, n, k in ((4096, 7168, 16384), (7168, 2048, 4096), (2048, 7168, 8192)):
+        per_row = _C.select_fp8_gemm_config(m, n, k, 132, b_scale_per_row=True)
+        with monkeypatch.context() as mp:
+            mp.setenv("DG_TUNE_CLUSTER", "2")
+            clustered = _C.select_fp8_gemm_config(m, n, k, 132, b_scale_per_row=True)
+        assert per_row["cluster"] == 1 and clustered["cluster"] == 2
+        assert (per_row["block_m"], per_row["block_n"]) == (clustered["block_m"], clustered["block_n"])
+    assert _C.select_fp8_gemm_config(4096, 7168, 7008, 132, b_scale_per_row=True)["cluster"] == 2
+    assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132, b_scale_per_row=True, out_f32=True)["cluster"] == 2
+    assert _C.select_fp8_gemm_config(4096, 7168, 8192, 132, b_scale_per_row=True, out_f32=True)["cluster"] == 1
     monkeypatch.setenv("DG_TUNE_CLUSTER", "1")
     assert _C.select_fp8_gemm_config(4096, 7168, 7008, 132)["cluster"] == 1
     assert _C.select_fp8_gemm_config(4096, 2112, 7168, 132)["cluster"] == 1

@@ -24,7 +24,7 @@
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
 //      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10%
 //      (off). k-grouped 256 x 128 tiles measured -0.3% to -1.3% on an H200 (NOTES 25), but 0.9-2.5% faster on an
-//      H100 since (NOTES 75, 4 and 8 groups): on. Contiguous, ragged and masked GEMMs whose rows cross 32-byte
+//      H100 since (NOTES 75, 4 and 8 groups): on (not with the TMA store, step 17). Contiguous, ragged and masked GEMMs whose rows cross 32-byte
 //      sectors (rows_cross_sectors below) 13-26% faster at 128-row tiles (NOTES 75): on there (64-row ones
 //      unmeasured). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
@@ -214,6 +214,10 @@
 //    (one build per side, two rounds) on 14 rows whose clusters this turned off, bf16 out -3.9% to -8.4% (256 x 96 /
 //    112 / 128, K = 4096 to 16384), FP32 out and FP32 C -3.4% to -5.2% at K <= 8192 but +1.1% / +0.2% at 4096 x 7168
 //    x 16384 (256 x 128, no TMA store), which therefore keeps them, as k-grouped's FP32 tiles do (step 5).
+//    K-grouped tiles with the TMA store (bf16 out over short K) take none either: the same call's forced clusters
+//    against none on nine MoE weight-gradient shapes, bf16 out: -1.5% / -1.8% / -3.4% without them on the three with
+//    the TMA store (K = 1024 / 2048 per group), -0.8% to +1.3% on the others; FP32 out with C ran 0.5-8.7% faster in
+//    clusters (NOTES 121).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -712,7 +716,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);
   const bool multicast_pays =
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
-      (mode == kFp8GemmKGrouped && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
+      (mode == kFp8GemmKGrouped && !best.tma_store && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
       (mode != kFp8GemmKGrouped && rows_cross_sectors(k) && best.block_m >= 128);
   set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays, false,
                        balanced_grid_pays(mode, best.block_m, k_per_tile) ? GridCut::kBandRows : GridCut::kFull);

@@ -330,8 +330,9 @@ def _grouped(grouping, m, n, k, g, **kw):
 
 def test_grouped_clusters(monkeypatch):
     """Clusters of 2 by default only where they measured faster (heuristics.cc, step 5): contiguous and ragged with
-    256-row tiles, k-grouped with 256-row tiles or 128-row ones and at most 4 groups, the other grouped modes' 128-
-    and 256-row tiles where K % 32 != 0; at least two waves and an even N-block count."""
+    256-row tiles, k-grouped with 256-row tiles or 128-row ones and at most 4 groups (not with the TMA store, step
+    17), the other grouped modes' 128- and 256-row tiles where K % 32 != 0; at least two waves and an even N-block
+    count."""
     for grouping in ("contiguous", "ragged"):
         c = _grouped(grouping, 4 * 8192, 4096, 7168, 4)
         assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 132), c
@@ -349,6 +350,13 @@ def test_grouped_clusters(monkeypatch):
         c = _grouped("k_grouped", 4096, 7168, g * 8192, g, **per_row)
         assert (c["block_m"], c["cluster"], c["grid"]) == (256, 2, 128 if g == 4 else 132), c
     assert _grouped("k_grouped", 4096, 7168 + 128, 4 * 8192, 4, **per_row)["cluster"] == 1  # 57 N blocks: no pairs
+    # step 17: k-grouped tiles with the TMA store (bf16 out over at most 16 K blocks per group) take none
+    bf16 = {"b_scale_per_row": True, "out_f32": False}
+    c = _grouped("k_grouped", 4096, 7168, 8 * 2048, 8, **bf16)
+    assert (c["block_m"], c["tma_store"], c["cluster"]) == (256, True, 1), c
+    assert _grouped("k_grouped", 4096, 7168, 8 * 2048, 8, **per_row)["cluster"] == 2  # f32 out with C: clusters
+    c = _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **bf16)  # long K: no TMA store, clusters
+    assert (c["tma_store"], c["cluster"]) == (False, 2), c
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "128")
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **per_row)["cluster"] == 2
     assert _grouped("k_grouped", 4096, 7168, 8 * 4096, 8, **per_row)["cluster"] == 1

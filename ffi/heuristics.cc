@@ -24,9 +24,9 @@
 //      (benchmarks/NOTES.md, 17): contiguous and ragged grouped GEMMs with 256-row tiles +2-10%, k-grouped with
 //      128-row tiles and at most 4 groups +2-10% (with 8, -2% to +1%), masked within 2% but for one shape's +10%
 //      (off). k-grouped 256 x 128 tiles measured -0.3% to -1.3% on an H200 (NOTES 25), but 0.9-2.5% faster on an
-//      H100 since (NOTES 75, 4 and 8 groups): on (not with the TMA store, step 17). Contiguous, ragged and masked GEMMs whose rows cross 32-byte
-//      sectors (rows_cross_sectors below) 13-26% faster at 128-row tiles (NOTES 75): on there (64-row ones
-//      unmeasured). Dense GEMMs
+//      H100 since (NOTES 75, 4 and 8 groups): on (not with the TMA store, step 17). Contiguous, ragged and masked
+//      GEMMs whose rows cross 32-byte sectors (rows_cross_sectors below) 13-26% faster at 128-row tiles (NOTES 75):
+//      on there (64-row ones unmeasured). Dense GEMMs
 //      take them where a tile's copies set its pace (copies_set_pace: 256 x 64, 128 x 192, 128 x 128, not
 //      256 x 128) over long K and many rows: measured on an H100 (NOTES 17, 18), M = 4096 / 6144, N = 2112,
 //      56 K blocks +12-13% (256 x 64, 128 x 192), 128 x 128 forced at 4096 x 7168 x 16384 +25%, but 16 K blocks
@@ -214,10 +214,11 @@
 //    (one build per side, two rounds) on 14 rows whose clusters this turned off, bf16 out -3.9% to -8.4% (256 x 96 /
 //    112 / 128, K = 4096 to 16384), FP32 out and FP32 C -3.4% to -5.2% at K <= 8192 but +1.1% / +0.2% at 4096 x 7168
 //    x 16384 (256 x 128, no TMA store), which therefore keeps them, as k-grouped's FP32 tiles do (step 5).
-//    K-grouped tiles with the TMA store (bf16 out over short K) take none either: the same call's forced clusters
-//    against none on nine MoE weight-gradient shapes, bf16 out: -1.5% / -1.8% / -3.4% without them on the three with
-//    the TMA store (K = 1024 / 2048 per group), -0.8% to +1.3% on the others; FP32 out with C ran 0.5-8.7% faster in
-//    clusters (NOTES 121).
+//    K-grouped tiles with the TMA store (bf16 out over short K) take none either. Forced on nine MoE weight-gradient
+//    shapes (NOTES 121), bf16 out ran 1.5-3.4% faster without clusters on the three with the TMA store (K = 1024 /
+//    2048 per group) and -0.8% to +1.3% on the others, while FP32 out with C ran 0.5-8.7% faster in clusters; against
+//    the picks before (one build per side, two rounds), seven shapes with the TMA store (K = 512 to 2048 per group)
+//    -0.1% to -3.2%.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

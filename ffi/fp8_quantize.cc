@@ -42,10 +42,13 @@ void validate(const Fp8QuantizeProblem& p) {
          ", cols=" + std::to_string(p.cols) + ")");
   if (p.untransposed && (!p.per_block || p.block_map || p.row_map))
     fail("untransposed needs per_block, no block map and no row map");
+  if (p.rowwise && (p.per_block || p.block_map || p.row_map || p.untransposed))
+    fail("rowwise needs no per_block, no block map, no row map and no untransposed");
   jit::check_arch(p.arch);
 }
 
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p) {
+  if (p.rowwise) return std::string(fp8_quantize_symbol(p)) + (p.in_f32 ? "_f32" : "_bf16");
   return std::string("jdg_fp8_quantize_t_") + (p.in_f32 ? "f32" : "bf16") + (p.per_block ? "_blocks" : "_rows") +
          (p.row_map ? "_gather" : "") + (p.block_map ? "_map" : "") + (p.untransposed ? "_both" : "");
 }
@@ -58,8 +61,13 @@ std::string fp8_quantize_source(const Fp8QuantizeProblem& p) {
     << "#define JDG_Q_BLOCK_MAP " << int(p.block_map) << "\n"
     << "#define JDG_Q_ROW_MAP " << int(p.row_map) << "\n"
     << "#define JDG_Q_UNTRANSPOSED " << int(p.untransposed) << "\n"
+    << "#define JDG_Q_ROWWISE " << int(p.rowwise) << "\n"
     << "#include <jax_deepgemm/fp8_quantize.cuh>\n";
   return s.str();
+}
+
+const char* fp8_quantize_symbol(const Fp8QuantizeProblem& p) {
+  return p.rowwise ? "jdg_fp8_quantize_rows" : "jdg_fp8_quantize_t";
 }
 
 jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p) {
@@ -71,7 +79,6 @@ namespace {
 namespace ffi = xla::ffi;
 
 constexpr const char* kTarget = "jdg_fp8_quantize_t";
-constexpr const char* kKernelSymbol = "jdg_fp8_quantize_t";
 
 // Per call site, as the GEMM's (fp8_gemm.cc).
 struct Fp8QuantizeState {
@@ -101,6 +108,7 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   JDG_ATTR(block_map, bool, "block_map")
   JDG_ATTR(row_map, bool, "row_map")
   JDG_ATTR(untransposed, bool, "untransposed")
+  JDG_ATTR(rowwise, bool, "rowwise")
 #undef JDG_ATTR
   p.batch = *batch;
   p.rows = *rows;
@@ -113,6 +121,7 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
   p.row_map = *row_map;
   p.x_rows = *x_rows;
   p.untransposed = *untransposed;
+  p.rowwise = *rowwise;
   try {
     validate(p);
   } catch (const std::exception& e) {
@@ -123,7 +132,8 @@ ffi::ErrorOr<Fp8QuantizeProblem> decode_problem(const ffi::Dictionary& attrs) {
 
 ffi::ErrorOr<const jit::LoadedKernel*> ensure_loaded(Fp8QuantizeState* state, std::int32_t device) {
   return state->devices.get(kTarget, device, [&] {
-    const jit::LoadedKernel* loaded = jit::load_kernel(*state->kernel, state->problem.arch, kKernelSymbol, nullptr, 0);
+    const jit::LoadedKernel* loaded =
+        jit::load_kernel(*state->kernel, state->problem.arch, fp8_quantize_symbol(state->problem), nullptr, 0);
     if (env::jit_debug())
       std::fprintf(stderr, "jax_deepgemm: %s ready on device ordinal %d (CUDA device %d): %d registers, %d B local "
                    "memory per thread\n", state->kernel->name.c_str(), device, loaded->device, loaded->num_regs,
@@ -182,11 +192,12 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* s
       return e;
     map_data[slot] = static_cast<const int*>(buffer->untyped_data());
   }
-  if (auto e = check_buffer(kTarget, "out (result)", *out, ffi::DataType::F8E4M3FN, {p.batch, p.cols, p.out_rows()});
+  if (auto e = check_buffer(kTarget, "out (result)", *out, ffi::DataType::F8E4M3FN,
+                            {p.batch, p.rowwise ? p.rows : p.cols, p.rowwise ? p.cols : p.out_rows()});
       e.failure())
     return e;
   if (auto e = check_buffer(kTarget, "scale (result)", *scale, ffi::DataType::F32,
-                            {p.batch, p.per_block ? p.cblocks() : p.cols, p.rblocks});
+                            {p.batch, p.scale_rows(), p.scale_cols()});
       e.failure())
     return e;
   if (rest.size() != (p.untransposed ? 1u : 0u))

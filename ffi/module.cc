@@ -163,7 +163,8 @@ NB_MODULE(_C, m) {
 
   m.def(
       "compile_fp8_quantize",
-      [](const std::string& arch, bool in_f32, bool per_block, bool block_map, bool untransposed, bool row_map) {
+      [](const std::string& arch, bool in_f32, bool per_block, bool block_map, bool untransposed, bool row_map,
+         bool rowwise) {
         jdg::Fp8QuantizeProblem p;
         p.arch = arch;
         p.in_f32 = in_f32;
@@ -171,6 +172,7 @@ NB_MODULE(_C, m) {
         p.block_map = block_map;
         p.untransposed = untransposed;
         p.row_map = row_map;
+        p.rowwise = rowwise;
         p.cols = in_f32 ? 4 : 8;  // (shapes are runtime arguments; one row of 16 bytes passes the checks)
         jdg::jit::BuildResult built;
         {
@@ -186,9 +188,9 @@ NB_MODULE(_C, m) {
         return d;
       },
       "arch"_a, "in_f32"_a = false, "per_block"_a = false, "block_map"_a = false, "untransposed"_a = false,
-      "row_map"_a = false,
-      "JIT-compile the transposing quantization kernel (no GPU needed; its shapes are runtime arguments). Returns "
-      "kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
+      "row_map"_a = false, "rowwise"_a = false,
+      "JIT-compile a quantization kernel, the transposing one or (rowwise) the per-token one (no GPU needed; its "
+      "shapes are runtime arguments). Returns kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
 
   m.def(
       "verify_cache_entry",

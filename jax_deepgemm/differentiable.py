@@ -11,7 +11,8 @@ Backward, as in DeepSeek-V3 training:
 The transposed operands (W^T, X^T, grad^T; ragged_dot's through a block map of its groups) are quantized by
 `transposed_cast_to_fp8`: one kernel on sm_90, the helpers' exact result. On an H200 it took ragged_dot's MoE training
 step from 8.6 to 6.0 ms of kernels, folding the MoE dispatch into the operands (dispatched_ragged_dot) to 5.7, and
-its combine (combined_ragged_dot) to 5.5 (2026-11-29; benchmarks/NOTES.md 100-103).
+its combine (combined_ragged_dot) to 5.5 (2026-11-29; benchmarks/NOTES.md 100-103). The per-token quantizations of
+the GEMMs' A operands (x, grad) take `token_cast_to_fp8`: per_token_cast_to_fp8's exact result, one kernel on sm_90.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from ._permutation import gather_rows, sum_token_slots
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
-from .quantization import per_token_cast_to_fp8
 from .reference import ragged_row_groups
-from .transposed_cast import group_block_map, transposed_cast_to_fp8
+from .transposed_cast import group_block_map, token_cast_to_fp8, transposed_cast_to_fp8
 
 
 # The names of fp8_dot's and ragged_dot's results for jax.checkpoint policies (jax.checkpoint_policies'
@@ -89,12 +89,12 @@ def fp8_dot(x, w) -> jax.Array:
 
 
 def _dot_fwd_math(x2, w_q):
-    return fp8_gemm_nt(per_token_cast_to_fp8(x2), w_q, out_dtype=_gemm_dtype(x2.dtype)).astype(x2.dtype)
+    return fp8_gemm_nt(token_cast_to_fp8(x2), w_q, out_dtype=_gemm_dtype(x2.dtype)).astype(x2.dtype)
 
 
 def _dgrad(g2, w_dgrad, dtype):
     """g2 @ W^T, w_dgrad = W's own 128x128 quantization ([N, K] data; see _quantize_weight_for_grad)."""
-    return fp8_gemm_nt(per_token_cast_to_fp8(g2), w_dgrad, out_dtype=_gemm_dtype(dtype)).astype(dtype)
+    return fp8_gemm_nt(token_cast_to_fp8(g2), w_dgrad, out_dtype=_gemm_dtype(dtype)).astype(dtype)
 
 
 def _wgrad(x2, g2, dtype):
@@ -207,12 +207,12 @@ def _ragged_row_mask(group_sizes, group_offset, m):
 
 
 def _ragged_fwd_math(out_dtype, lhs, rhs_q, group_sizes, group_offset):
-    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(out_dtype))
+    d = fp8_grouped_gemm_nt(token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(out_dtype))
     return jnp.where(_ragged_row_mask(group_sizes, group_offset, lhs.shape[0]), d, 0).astype(out_dtype)
 
 
 def _dgrad_grouped(g, rhs_dgrad, group_sizes, dtype):
-    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(g), rhs_dgrad, group_sizes, out_dtype=_gemm_dtype(dtype))
+    d = fp8_grouped_gemm_nt(token_cast_to_fp8(g), rhs_dgrad, group_sizes, out_dtype=_gemm_dtype(dtype))
     return d.astype(dtype)
 
 
@@ -297,7 +297,7 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
 
 def _gathered_rows_gemm(x, rows, rhs_q, group_sizes, dtype):
     """The grouped FP8 GEMM of x[rows] in `dtype`: x's rows quantized per token, then FP8 rows and scales gathered."""
-    data, scale = per_token_cast_to_fp8(x)
+    data, scale = token_cast_to_fp8(x)
     lhs_q = gather_rows(data, rows), gather_rows(scale, rows)
     return fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(dtype)).astype(dtype)
 
@@ -348,7 +348,7 @@ def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
 
 
 def _combined_fwd_math(top_k, lhs, order, rhs_q, group_sizes):
-    d = fp8_grouped_gemm_nt(per_token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(lhs.dtype))
+    d = fp8_grouped_gemm_nt(token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(lhs.dtype))
     return sum_token_slots(d.astype(lhs.dtype), order, top_k)
 
 

@@ -1,13 +1,15 @@
-"""The FP8 quantization of a transposed operand in one pass: `transposed_cast_to_fp8(x)` equals
+"""The FP8 quantizations of the training paths in one pass: `transposed_cast_to_fp8(x)` equals
 `per_token_cast_to_fp8(x.T)` (or `per_block_cast_to_fp8(x.T)`) bit for bit, optionally of a row gather x[row_index]
-without its copy, and after moving groups of rows to 128-row blocks (`group_block_map`).
+without its copy, and after moving groups of rows to 128-row blocks (`group_block_map`); `token_cast_to_fp8(x)`
+equals `per_token_cast_to_fp8(x)` (x's own 1x128 quantization, the forward's and the dgrad's A operand).
 
 The FP8 training paths quantize transposed operands every step: the weight W [K, N] as W^T's 128x128 blocks, and the
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a
 128-row block on). As XLA fusions these take an amax pass and a transposing cast pass (sometimes a transpose of the
 FP8 result too); on sm_90 with the kernels this is one kernel (`cuda/jax_deepgemm/fp8_quantize.cuh`) that reads x
 once: 4.3 TB/s from float32, 2.8-3.3 TB/s from bfloat16, 1.8-14x faster than the fusions (NVIDIA H200,
-2026-11-29, benchmarks/NOTES.md 100, 101). fp8_dot and ragged_dot use it (differentiable.py).
+2026-11-29, benchmarks/NOTES.md 100, 101). The per-token quantization of the GEMMs' A operands takes the same two
+passes as fusions, and its kernel one (`rowwise`). fp8_dot and ragged_dot use them (differentiable.py).
 
 One primitive with its own rules, internal to the package:
   lowering   on CUDA with the kernels, for bfloat16 / float32 x whose rows are whole 16-byte vectors (C a
@@ -73,7 +75,28 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
     x, *maps = match_vma(x.reshape((math.prod(lead), r, c)), *maps)  # (inside shard_map: one varying type)
     out = quantize_t_p.bind(x, *maps, per_block=bool(per_block), untransposed=bool(untransposed),
-                            row_map=bool(rows))
+                            row_map=bool(rows), rowwise=False)
+    return tuple(o.reshape(lead + o.shape[1:]) for o in out)
+
+
+def token_cast_to_fp8(x):
+    """x [..., R, C] (floating) -> per_token_cast_to_fp8 of each [R, C] matrix, bit for bit: (data float8_e4m3fn
+    [..., R, C], scale float32 [..., R, ceil(C / 128)]), in one pass over x on sm_90 with the kernels."""
+    fn = "token_cast_to_fp8"
+    if jnp.ndim(x) < 2:
+        raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
+    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+        raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
+    if jax.sharding.get_abstract_mesh().explicit_axes:
+        # Explicit sharding types: the helper's ops carry x's sharding to the results (the primitive types them
+        # replicated), and a program over several devices lowers to them in any case (see the lowering).
+        cast = per_token_cast_to_fp8
+        for _ in range(x.ndim - 2):
+            cast = jax.vmap(cast)
+        return cast(x)
+    lead, (r, c) = x.shape[:-2], x.shape[-2:]
+    (x,) = match_vma(x.reshape((math.prod(lead), r, c)))
+    out = quantize_t_p.bind(x, per_block=False, untransposed=False, row_map=False, rowwise=True)
     return tuple(o.reshape(lead + o.shape[1:]) for o in out)
 
 
@@ -117,9 +140,11 @@ def _picked_rows(x, row_index):
     return jnp.where(inside[None, :, None], x[:, jnp.where(inside, row_index, 0)], jnp.zeros((), x.dtype))
 
 
-def _reference(x, *maps, per_block, untransposed, row_map):
+def _reference(x, *maps, per_block, untransposed, row_map, rowwise):
     if row_map:
         x, maps = _picked_rows(x, maps[0]), maps[1:]
+    if rowwise:
+        return jax.vmap(per_token_cast_to_fp8)(x)
     if maps:
         x = _gather_blocks(x, *maps)
     cast = per_block_cast_to_fp8 if per_block else per_token_cast_to_fp8
@@ -128,10 +153,12 @@ def _reference(x, *maps, per_block, untransposed, row_map):
     return (data, scale) + ((jnp.swapaxes(data, 1, 2),) if untransposed else ())
 
 
-def _shapes(x, *maps, per_block, untransposed, row_map):
+def _shapes(x, *maps, per_block, untransposed, row_map, rowwise):
     b, r, c = x.shape
     if row_map:
         r, maps = maps[0].shape[0], maps[1:]
+    if rowwise:
+        return ((b, r, c), jnp.float8_e4m3fn), ((b, r, ceil_div(c, BLOCK)), jnp.float32)
     rp = maps[0].shape[0] * BLOCK if maps else r
     scale_rows = ceil_div(c, BLOCK) if per_block else c
     shapes = ((b, c, rp), jnp.float8_e4m3fn), ((b, scale_rows, ceil_div(rp, BLOCK)), jnp.float32)
@@ -140,14 +167,15 @@ def _shapes(x, *maps, per_block, untransposed, row_map):
 
 # ---- the kernel ----
 
-def _kernel(x, *maps, per_block, untransposed, row_map):
+def _kernel(x, *maps, per_block, untransposed, row_map, rowwise):
     b, x_rows, c = x.shape
-    shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed, row_map=row_map)
+    shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed, row_map=row_map, rowwise=rowwise)
     r = maps[0].shape[0] if row_map else x_rows
+    rblocks = ceil_div(r, BLOCK) if rowwise else shapes[1][0][-1]
     call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes))
-    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=shapes[1][0][-1], x_rows=x_rows, arch=runtime.ARCH,
+    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=rblocks, x_rows=x_rows, arch=runtime.ARCH,
                 in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=len(maps) > int(row_map),
-                row_map=row_map, untransposed=untransposed)
+                row_map=row_map, untransposed=untransposed, rowwise=rowwise)
 
 
 # ---- the primitive ----

@@ -75,6 +75,12 @@ def test_other_layouts_reach_the_same_kernel(layout):
     assert text.count("custom_call @jdg_fp8_gemm") == 1
 
 
+def _quantize_calls(text):
+    """The quantization kernel's calls in a lowered program: (transposing ones, rowwise ones)."""
+    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    return [c for c in calls if "rowwise = false" in c], [c for c in calls if "rowwise = true" in c]
+
+
 def test_fp8_dot_forward_and_backward_use_the_kernel():
     x = jax.random.normal(jax.random.key(0), (256, 512), jnp.bfloat16)
     w = jax.random.normal(jax.random.key(1), (512, 384), jnp.bfloat16)
@@ -83,9 +89,10 @@ def test_fp8_dot_forward_and_backward_use_the_kernel():
     assert "dot_general" not in text
     assert text.count("custom_call @jdg_fp8_gemm") == 3  # forward, dgrad, wgrad
     # the transposed operands, each one call of the quantization kernel: W^T (128x128, with W itself for the dgrad),
-    # X^T and grad^T (1x128)
-    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    assert len(calls) == 3, text
+    # X^T and grad^T (1x128); and the A operands of the forward and the dgrad, x and grad (1x128, rowwise)
+    calls, rowwise = _quantize_calls(text)
+    assert len(calls) == 3 and len(rowwise) == 2, text
+    assert sorted(re.search(r"rows = (\d+) ", c).group(1) for c in rowwise) == ["256", "256"]
     modes = sorted((re.search(r"per_block = (\w+)", c).group(1), re.search(r"untransposed = (\w+)", c).group(1))
                    for c in calls)
     assert modes == [("false", "false"), ("false", "false"), ("true", "true")]
@@ -100,9 +107,9 @@ def test_ragged_dot_backward_quantizes_with_the_kernel():
     text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), lhs, rhs)
     assert "ragged_dot" not in text and "dot_general" not in text
     # the weights' 128x128 blocks in both layouts (batched over the groups), then lhs^T and grad^T through the groups'
-    # block map
-    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    assert len(calls) == 3, text
+    # block map; lhs and grad rowwise for the forward and the dgrad
+    calls, rowwise = _quantize_calls(text)
+    assert len(calls) == 3 and len(rowwise) == 2, text
     names = ("per_block", "block_map", "untransposed")
     modes = sorted(tuple(re.search(rf"{name} = (\w+)", c).group(1) for name in names) for c in calls)
     assert modes == [("false", "true", "false"), ("false", "true", "false"), ("true", "false", "true")]
@@ -122,9 +129,10 @@ def test_one_argument_grads_lower_only_what_they_need(op, argnums, gemms, untran
     loss = lambda x, w: jnp.square(fn(x, w).astype(jnp.float32)).sum()  # noqa: E731
     text = _lower_cuda(jax.grad(loss, argnums=argnums), x, w)
     assert text.count("custom_call @jdg_fp8_gemm") == gemms  # the forward and the one gradient
-    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+    calls, rowwise = _quantize_calls(text)
     assert sum("untransposed = true" in c for c in calls) == int(untransposed)
     assert len(calls) == (1 if untransposed else 3)  # the weights; with the wgrad also its two token-major operands
+    assert len(rowwise) == (2 if untransposed else 1)  # the forward's x; with the dgrad also the gradient
 
 
 @pytest.mark.parametrize("op", ["fp8_dot", "ragged_dot"])
@@ -148,12 +156,15 @@ def test_weight_gradient_is_written_in_the_weights_dtype(op, w_dtype):
 @pytest.mark.parametrize("cols,dtype,kernel", [(136, jnp.bfloat16, True), (130, jnp.bfloat16, False),
                                                (132, jnp.float32, True), (130, jnp.float32, False),
                                                (136, jnp.float16, False)])
-def test_transposed_cast_takes_the_kernel_for_whole_16_byte_rows(cols, dtype, kernel):
-    from jax_deepgemm.transposed_cast import transposed_cast_to_fp8
+@pytest.mark.parametrize("cast", ["transposed_cast_to_fp8", "token_cast_to_fp8"])
+def test_quantization_takes_the_kernel_for_whole_16_byte_rows(cols, dtype, kernel, cast):
+    from jax_deepgemm import transposed_cast
 
     x = jnp.ones((200, cols), dtype)
-    text = _lower_cuda(transposed_cast_to_fp8, x)
+    text = _lower_cuda(getattr(transposed_cast, cast), x)
     assert ("custom_call @jdg_fp8_quantize_t" in text) == kernel
+    if kernel:
+        assert ("rowwise = true" in text) == (cast == "token_cast_to_fp8")
 
 
 def test_fp8_dot_in_a_sharded_program_quantizes_with_xla():
@@ -224,8 +235,8 @@ def test_the_moe_gemms_read_rows_through_the_gather(op):
     loss = lambda lhs, w: jnp.square(fn(lhs, order, 3, w, sizes).astype(jnp.float32)).sum()  # noqa: E731
     text = _lower_cuda(jax.grad(loss, argnums=(0, 1)), lhs, w)
     assert text.count("custom_call @jdg_fp8_gemm") == 3
-    calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    assert len(calls) == 3, text
+    calls, rowwise = _quantize_calls(text)
+    assert len(calls) == 3 and len(rowwise) == 2, text
     assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
     gathered = next(c for c in calls if "row_map = true" in c)
     assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered

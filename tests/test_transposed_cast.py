@@ -1,8 +1,8 @@
 """transposed_cast_to_fp8: the quantization of x^T, bit for bit the helpers' (per_token_cast_to_fp8(x.T),
-per_block_cast_to_fp8(x.T)), through a block map built from group sizes or holding any values. On CPU this checks the
-reference lowering; with an sm_90 GPU the cases whose rows are whole 16-byte vectors run the kernel (checked present
-in the program; the others checked to take the reference), outputs poisoned before each launch, also inside a jitted
-lax.scan."""
+per_block_cast_to_fp8(x.T)), through a block map built from group sizes or holding any values; token_cast_to_fp8: x's
+own per-token quantization, bit for bit per_token_cast_to_fp8(x). On CPU this checks the reference lowering; with an
+sm_90 GPU the cases whose rows are whole 16-byte vectors run the kernel (checked present in the program; the others
+checked to take the reference), outputs poisoned before each launch, also inside a jitted lax.scan."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from conftest import BF16, F32, kernels_active, randn, seed_of  # noqa: E402
 
 import jax_deepgemm as dg  # noqa: E402
-from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8  # noqa: E402
+from jax_deepgemm.transposed_cast import group_block_map, token_cast_to_fp8, transposed_cast_to_fp8  # noqa: E402
 
 _helper = {False: jax.jit(dg.per_token_cast_to_fp8), True: jax.jit(dg.per_block_cast_to_fp8)}
 
@@ -46,6 +46,16 @@ def _cast(x, per_block=False, block_map=None, untransposed=False, row_index=None
     return fn(*args)
 
 
+def _token_cast(x):
+    """token_cast_to_fp8 under jit, checked to take the kernel where it reads x (on the GPU), as _cast."""
+    fn = jax.jit(token_cast_to_fp8)
+    if kernels_active():
+        takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0
+        text = fn.lower(x).compile().as_text()
+        assert ('custom_call_target="jdg_fp8_quantize_t"' in text) == takes
+    return fn(x)
+
+
 def _data(shape, dtype, seed):
     """Random data with a zero column and a column of subnormal-sized values (the amax floor, tiny quotients)."""
     x = np.array(randn(seed, shape, F32), np.float32)
@@ -64,6 +74,42 @@ def test_equals_the_helpers(shape, per_block, dtype):
     flat = x.reshape((-1,) + x.shape[-2:])
     want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
     _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32, jnp.float16], ids=["bf16", "f32", "f16"])
+@pytest.mark.parametrize("shape", [(256, 384), (300, 200), (1, 1), (129, 131), (2, 3, 260, 136), (4, 128, 2048),
+                                   (1000, 7168), (0, 128), (3, 0)])
+def test_token_cast_equals_the_helper(shape, dtype):
+    """x's own per-token quantization: per_token_cast_to_fp8 of each matrix, bit for bit (rows past a 128-row block,
+    columns past a 128-column block, float16 and rows of partial 16-byte vectors on the reference, empty x)."""
+    x = _data(shape, dtype, seed_of("tokcast", shape)) if 0 not in shape else jnp.zeros(shape, dtype)
+    got = _token_cast(x)
+    flat = x.reshape((int(np.prod(x.shape[:-2])),) + x.shape[-2:])
+    want = jax.vmap(_helper[False])(flat)
+    _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+
+
+def test_token_cast_of_extreme_values():
+    """Huge, tiny and all-zero rows, and a block whose one large value rounds the rest to zero: the helper's bits."""
+    x = np.array(randn(seed_of("tokcast-extreme"), (256, 512), F32), np.float32)
+    x[0] = 0.0                        # the amax floor
+    x[1] *= 3e37                      # near the largest finite bfloat16 / float32
+    x[2, :128] *= 1e-40               # subnormal
+    x[3, 5] = 1e30                    # one large value
+    for dtype in (BF16, F32):
+        xd = jnp.asarray(x).astype(dtype)
+        _assert_same(_token_cast(xd), _helper[False](xd))
+
+
+def test_token_cast_inside_scan_and_vmap():
+    """Inside a jitted lax.scan (a command buffer on the GPU), and under vmap (the batch goes to the kernel's)."""
+    xs = _data((3, 200, 264), BF16, seed_of("tokcast-scan"))
+    data, scale = jax.jit(lambda xs: jax.lax.scan(lambda c, x: (c, token_cast_to_fp8(x)), 0, xs)[1])(xs)
+    vdata, vscale = jax.jit(jax.vmap(token_cast_to_fp8))(xs)
+    for i in range(3):
+        want = _helper[False](xs[i])
+        _assert_same((data[i], scale[i]), want)
+        _assert_same((vdata[i], vscale[i]), want)
 
 
 @pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
@@ -234,6 +280,10 @@ def test_ragged_dot_operands(groups):
 
 
 def test_bad_input_is_named():
+    with pytest.raises(ValueError, match=r"token_cast_to_fp8: x must be \[\.\.\., R, C\] \(rank >= 2\), got shape"):
+        token_cast_to_fp8(jnp.ones((8,), F32))
+    with pytest.raises(TypeError, match=r"token_cast_to_fp8: x must be a floating array, got int32"):
+        token_cast_to_fp8(jnp.ones((8, 8), jnp.int32))
     with pytest.raises(ValueError, match=r"transposed_cast_to_fp8: x must be \[\.\.\., R, C\]"):
         transposed_cast_to_fp8(jnp.ones((8,), F32))
     with pytest.raises(TypeError, match=r"transposed_cast_to_fp8: x must be a floating"):

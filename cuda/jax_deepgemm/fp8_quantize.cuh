@@ -1,7 +1,10 @@
-// The transposing FP8 quantization kernel `jdg_fp8_quantize_t`: x [batch, rows, cols] (bfloat16 or float32) to the
-// float8_e4m3fn quantization of x^T, [batch, cols, out_rows], in one pass over x. It makes the operands that the
-// GEMMs want transposed: weights W [K, N] as W^T's 128x128 blocks, and the token-major 1x128 operands of the weight
-// gradients (X^T, grad^T), each group's tokens starting at a 128-row block where the groups are k-grouped.
+// The FP8 quantization kernels, one pass over x [batch, rows, cols] (bfloat16 or float32) each:
+// - `jdg_fp8_quantize_t`: the float8_e4m3fn quantization of x^T, [batch, cols, out_rows]. It makes the operands that
+//   the GEMMs want transposed: weights W [K, N] as W^T's 128x128 blocks, and the token-major 1x128 operands of the
+//   weight gradients (X^T, grad^T), each group's tokens starting at a 128-row block where the groups are k-grouped.
+// - `jdg_fp8_quantize_rows` (JDG_Q_ROWWISE 1): x's own per-token quantization, [batch, rows, cols] with one scale per
+//   row and 128 columns: the activations and output gradients that the forward and dgrad GEMMs take as A. (As two
+//   XLA fusions, an amax pass and a cast pass, this reads x twice.)
 //
 // A generated source #defines the macros below, then #includes this file (fp8_quantize_abi.h has the contract):
 //   JDG_Q_IN_F32     0: x is bfloat16; 1: x is float32
@@ -13,6 +16,8 @@
 //   JDG_Q_ROW_MAP    0: row i of x is x's stored row i (x_rows = rows);
 //                    1: it is stored row row_index[i] of x_rows, zeros where row_index[i] is outside [0, x_rows):
 //                       the rows of a gather x[row_index] without the gathered copy (device data, any values)
+//   JDG_Q_ROWWISE    1 (every other macro 0 but JDG_Q_IN_F32): the rowwise kernel above (scale [batch, rows,
+//                    cblocks]) instead of the transposing one
 //   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
@@ -23,9 +28,12 @@
 //
 // One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or 4
 // float32 adjacent columns; cols is a multiple of 8 / 4, the host checks) of 8 or 16 consecutive rows: 128 or 256 bytes
-// in flight per thread. The column amaxes meet through warp shuffles and shared memory; each thread then turns its rows
-// of each of its columns into 8 or 16 consecutive bytes of one output row, stored into a shared 128 x 128 byte tile
-// (XOR-swizzled: no bank conflicts), which the CTA writes out as 128-byte segments of output rows.
+// in flight per thread. Transposing: the column amaxes meet through warp shuffles and shared memory; each thread then
+// turns its rows of each of its columns into 8 or 16 consecutive bytes of one output row, stored into a shared 128 x
+// 128 byte tile (XOR-swizzled: no bank conflicts), which the CTA writes out as 128-byte segments of output rows.
+// Rowwise: a row's 128 columns lie in the 16 (bfloat16) or 32 (float32) adjacent lanes of one warp, whose shuffles
+// form its amax; each thread stores its own 8 or 4 bytes of each of its rows (a warp's store: 256 or 128 contiguous
+// bytes of output rows).
 #pragma once
 
 #include <jax_deepgemm/fp8_quantize_abi.h>
@@ -44,6 +52,12 @@
 #endif
 #ifndef JDG_Q_UNTRANSPOSED
 #define JDG_Q_UNTRANSPOSED 0
+#endif
+#ifndef JDG_Q_ROWWISE
+#define JDG_Q_ROWWISE 0
+#endif
+#if JDG_Q_ROWWISE && (JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED)
+#error "JDG_Q_ROWWISE needs JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP, JDG_Q_ROW_MAP and JDG_Q_UNTRANSPOSED 0"
 #endif
 #if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP)
 #error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0 and JDG_Q_ROW_MAP 0"
@@ -133,9 +147,85 @@ __device__ __forceinline__ int tile_offset(int col, int unit) {
   return col * kBlock + ((unit ^ (col / kVec)) % kUnits) * kRows;
 }
 
+// A CTA's tile of x: 128 columns of up to 128 rows of one batch entry.
+struct Block {
+  int cblock, rblock;
+  long long batch;
+  long long src, count;  // the rows of x it holds: [src, src + count), count <= 128, inside x whatever a map says
+  long long col0;        // this thread's first column
+  bool in_cols;          // whether this thread's columns are inside x (cols is a multiple of kVec: all or none)
+};
+
+// CTA index -> (batch, column tile, row block), the column tile fastest: neighbouring CTAs read the same rows. Loads
+// this thread's kRows rows of kVec columns into v as 16-byte vectors (every row starts 16-byte aligned: cols is a
+// multiple of kVec, see the host's check), zeros past the block's rows or x's columns.
+__device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (&v)[kRows]) {
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  Block b;
+  b.cblock = static_cast<int>(blockIdx.x % args.cblocks);  // (32-bit: the grid is < 2^31 CTAs)
+  b.rblock = static_cast<int>(blockIdx.x / args.cblocks % args.rblocks);
+  b.batch = blockIdx.x / args.cblocks / args.rblocks;
+  b.col0 = static_cast<long long>(b.cblock) * kBlock + chunk * kVec;
+  b.in_cols = b.col0 < args.cols;
+#if JDG_Q_BLOCK_MAP
+  b.count = min(max(static_cast<long long>(args.block_rows[b.rblock]), 0LL), static_cast<long long>(kBlock));
+  b.count = min(b.count, args.rows);
+  b.src = min(max(static_cast<long long>(args.block_src[b.rblock]), 0LL), args.rows - b.count);
+#else
+  b.src = static_cast<long long>(b.rblock) * kBlock;
+  b.count = min(static_cast<long long>(kBlock), args.rows - b.src);
+#endif
+#if JDG_Q_ROW_MAP
+  // The block's stored rows through the map, one index per thread into shared memory (not 16 copies of each in
+  // registers: float32's 16 rows of indices made ptxas spill), then each row from its stored place.
+  // Rows outside x (any index outside [0, x_rows)) are zeros: their slot holds -1, and so do the rows past count.
+  __shared__ int stored_row[kBlock];
+  if (threadIdx.x < kBlock) {
+    const int stored = threadIdx.x < b.count ? __ldg(args.row_index + b.src + threadIdx.x) : -1;
+    stored_row[threadIdx.x] = stored >= 0 && stored < args.x_rows ? stored : -1;
+  }
+  __syncthreads();
+  const Input* x = static_cast<const Input*>(args.x) + b.batch * args.x_rows * args.cols + b.col0;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int stored = stored_row[group * kRows + i];
+    v[i].bits = stored >= 0 && b.in_cols
+                    ? __ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(stored) * args.cols))
+                    : make_uint4(0, 0, 0, 0);
+  }
+#else
+  const Input* x = static_cast<const Input*>(args.x) + (b.batch * args.rows + b.src) * args.cols + b.col0;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int r = group * kRows + i;
+    v[i].bits = r < b.count && b.in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
+                                         : make_uint4(0, 0, 0, 0);
+  }
+#endif
+  return b;
+}
+
+// max |x| over one vector: NaN if any element is NaN.
+__device__ __forceinline__ float vector_amax(const Chunk& c) {
+#if JDG_Q_IN_F32
+  float amax = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) amax = max_nan(amax, fabsf(c.v[j]));
+  return amax;
+#else
+  // On the bfloat16 bits, as the transposing kernel's column amaxes (two columns per instruction).
+  unsigned int packed = 0;
+#pragma unroll
+  for (int p = 0; p < kVec / 2; ++p)
+    packed = __vmaxu2(packed, reinterpret_cast<const unsigned int*>(c.v)[p] & 0x7fff7fffu);
+  return max_nan(__uint_as_float(packed << 16), __uint_as_float(packed & 0xffff0000u));
+#endif
+}
+
 }  // namespace fp8_quantize
 }  // namespace jdg
 
+#if !JDG_Q_ROWWISE
 extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::fp8_quantize;
@@ -148,53 +238,10 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
-  // CTA index -> (batch, column tile, row block), the column tile fastest: neighbouring CTAs read the same rows.
-  const int cblock = static_cast<int>(blockIdx.x % args.cblocks);  // (32-bit: the grid is < 2^31 CTAs)
-  const int rblock = static_cast<int>(blockIdx.x / args.cblocks % args.rblocks);
-  const long long batch = blockIdx.x / args.cblocks / args.rblocks;
-  const long long col0 = static_cast<long long>(cblock) * kBlock + chunk * kVec;  // this thread's first column
-
-  // The rows of x this block holds: [src, src + count), count <= 128, inside x whatever the block map says.
-  long long src, count;
-#if JDG_Q_BLOCK_MAP
-  count = min(max(static_cast<long long>(args.block_rows[rblock]), 0LL), static_cast<long long>(kBlock));
-  count = min(count, args.rows);
-  src = min(max(static_cast<long long>(args.block_src[rblock]), 0LL), args.rows - count);
-#else
-  src = static_cast<long long>(rblock) * kBlock;
-  count = min(static_cast<long long>(kBlock), args.rows - src);
-#endif
-
-  // Load: 16-byte vectors (every row starts 16-byte aligned: cols is a multiple of kVec, see the host's check).
   Chunk v[kRows];
-  const bool in_cols = col0 < args.cols;
-#if JDG_Q_ROW_MAP
-  // The block's stored rows through the map, one index per thread into shared memory (not 16 copies of each in
-  // registers: float32's 16 rows of indices made ptxas spill), then each row from its stored place.
-  // Rows outside x (any index outside [0, x_rows)) are zeros: their slot holds -1, and so do the rows past count.
-  __shared__ int stored_row[kBlock];
-  if (threadIdx.x < kBlock) {
-    const int stored = threadIdx.x < count ? __ldg(args.row_index + src + threadIdx.x) : -1;
-    stored_row[threadIdx.x] = stored >= 0 && stored < args.x_rows ? stored : -1;
-  }
-  __syncthreads();
-  const Input* x = static_cast<const Input*>(args.x) + batch * args.x_rows * args.cols + col0;
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int stored = stored_row[group * kRows + i];
-    v[i].bits = stored >= 0 && in_cols
-                    ? __ldg(reinterpret_cast<const uint4*>(x + static_cast<long long>(stored) * args.cols))
-                    : make_uint4(0, 0, 0, 0);
-  }
-#else
-  const Input* x = static_cast<const Input*>(args.x) + (batch * args.rows + src) * args.cols + col0;
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int r = group * kRows + i;
-    v[i].bits = r < count && in_cols ? __ldg(reinterpret_cast<const uint4*>(x + r * args.cols))
-                                     : make_uint4(0, 0, 0, 0);
-  }
-#endif
+  const Block block = load_block(args, v);
+  const int cblock = block.cblock, rblock = block.rblock;
+  const long long batch = block.batch;
 
   // Column amaxes: over this thread's rows, the lanes of its warp that hold the same columns, then the warps.
   float amax[kVec];
@@ -286,8 +333,8 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 #if JDG_Q_UNTRANSPOSED
   // x's own layout: each of this thread's rows as kVec bytes (aligned: cols and col0 are multiples of kVec), from
   // 4 x 4 byte transposes of the column words, straight to global memory.
-  if (in_cols) {
-    unsigned char* direct = args.out_untransposed + (batch * args.rows + src) * args.cols + col0;
+  if (block.in_cols) {
+    unsigned char* direct = args.out_untransposed + (batch * args.rows + block.src) * args.cols + block.col0;
 #pragma unroll
     for (int q = 0; q < kRows / 4; ++q) {
       unsigned int row_words[4][kVec / 4];  // [row 4q + i][columns 4h .. 4h + 3]
@@ -301,7 +348,7 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int r = group * kRows + 4 * q + i;
-        if (r >= count) continue;
+        if (r >= block.count) continue;
         if constexpr (kVec == 8) {
           *reinterpret_cast<uint2*>(direct + r * args.cols) = make_uint2(row_words[i][0], row_words[i][1]);
         } else {
@@ -336,3 +383,44 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     }
   }
 }
+#else  // JDG_Q_ROWWISE
+
+extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
+    jdg_fp8_quantize_rows(const jdg::Fp8QuantizeArgs args) {
+  using namespace jdg::fp8_quantize;
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  Chunk v[kRows];
+  const Block block = load_block(args, v);
+  const long long first = block.batch * args.rows + block.src;  // the block's first row of out and scale
+  unsigned char* out = args.out + first * args.cols + block.col0;
+  float* scale_out = args.scale + first * args.cblocks + block.cblock;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    // The row's amax: this thread's columns, then the kChunks adjacent lanes that hold the row's other columns.
+    float amax = vector_amax(v[i]);
+#pragma unroll
+    for (int offset = kChunks / 2; offset > 0; offset /= 2)
+      amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const int r = group * kRows + i;
+    if (r >= block.count) continue;  // (uniform over the row's lanes; after the shuffles, which every lane joins)
+    const float scale = scale_of(amax);
+    if (chunk == 0) scale_out[static_cast<long long>(r) * args.cblocks] = scale;
+    if (!block.in_cols) continue;
+    unsigned int word[kVec / 4];
+#pragma unroll
+    for (int q = 0; q < kVec / 4; ++q) {
+      float f[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) f[j] = to_f32(v[i].v[4 * q + j]);
+      word[q] = quantize_x4(f, scale);
+    }
+    // (aligned: cols and col0 are multiples of kVec)
+    if constexpr (kVec == 8) {
+      *reinterpret_cast<uint2*>(out + r * args.cols) = make_uint2(word[0], word[1]);
+    } else {
+      *reinterpret_cast<unsigned int*>(out + r * args.cols) = word[0];
+    }
+  }
+}
+
+#endif  // JDG_Q_ROWWISE

@@ -1,4 +1,4 @@
-// The contract between the host runtime (ffi/fp8_quantize.cc) and the transposing quantization kernel
+// The contract between the host runtime (ffi/fp8_quantize.cc) and the quantization kernels
 // (fp8_quantize.cuh, compiled at run time): plain C++17, no CUDA header. See fp8_quantize.cuh for the macros.
 #pragma once
 
@@ -11,8 +11,8 @@ constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still ge
 
 // The kernel's one argument. x [batch, rows, cols] row-major (with JDG_Q_ROW_MAP: [batch, x_rows, cols], of which
 // row_index picks the rows); out [batch, cols, out_rows] float8_e4m3fn; scale
-// float32 [batch, cols, rblocks] (per row) or [batch, cblocks, rblocks] (per 128x128 block). The grid is
-// batch * rblocks * cblocks CTAs.
+// float32 [batch, cols, rblocks] (per row) or [batch, cblocks, rblocks] (per 128x128 block). JDG_Q_ROWWISE: out
+// [batch, rows, cols], scale [batch, rows, cblocks]. The grid is batch * rblocks * cblocks CTAs.
 struct Fp8QuantizeArgs {
   const void* x;
   const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block

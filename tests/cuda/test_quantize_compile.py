@@ -1,6 +1,6 @@
-"""CI check that every variant of the transposing quantization kernel (fp8_quantize.cuh) compiles for sm_90a with
-NVRTC through the runtime's own JIT (no GPU needed), without local-memory spills. Skipped when the extension or
-NVRTC is unavailable."""
+"""CI check that every variant of the quantization kernels (fp8_quantize.cuh: transposing and rowwise) compiles for
+sm_90a with NVRTC through the runtime's own JIT (no GPU needed), without local-memory spills. Skipped when the
+extension or NVRTC is unavailable."""
 
 from __future__ import annotations
 
@@ -28,28 +28,33 @@ print(json.dumps({"kernel": out["kernel"], "cache": out["cache"], "log": out["lo
 """
 
 
-# (in_f32, per_block, block_map, untransposed, row_map): every combination the host accepts (untransposed only with
-# per_block, without either map)
-_VARIANTS = [(f32, blocks, block_map, False, row_map)
+# (in_f32, per_block, block_map, untransposed, row_map, rowwise): every combination the host accepts (untransposed
+# only with per_block, without either map; rowwise with none of the others)
+_VARIANTS = [(f32, blocks, block_map, False, row_map, False)
              for f32, blocks, block_map, row_map in itertools.product([False, True], repeat=4)]
-_VARIANTS += [(False, True, False, True, False), (True, True, False, True, False)]
+_VARIANTS += [(False, True, False, True, False, False), (True, True, False, True, False, False)]
+_VARIANTS += [(False, False, False, False, False, True), (True, False, False, False, False, True)]
 
 
-@pytest.mark.parametrize("in_f32,per_block,block_map,untransposed,row_map", _VARIANTS)
-def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, untransposed, row_map, tmp_path):
+@pytest.mark.parametrize("in_f32,per_block,block_map,untransposed,row_map,rowwise", _VARIANTS)
+def test_quantize_kernel_compiles_without_spills(in_f32, per_block, block_map, untransposed, row_map, rowwise,
+                                                 tmp_path):
     import json
 
     env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
-    variant = json.dumps([in_f32, per_block, block_map, untransposed, row_map])
+    variant = json.dumps([in_f32, per_block, block_map, untransposed, row_map, rowwise])
     proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, variant], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["cache"] == "compiled"
-    assert out["kernel"] == ("jdg_fp8_quantize_t_" + ("f32" if in_f32 else "bf16") +
-                             ("_blocks" if per_block else "_rows") + ("_gather" if row_map else "") +
-                             ("_map" if block_map else "") +
-                             ("_both" if untransposed else ""))
+    if rowwise:
+        assert out["kernel"] == "jdg_fp8_quantize_rows_" + ("f32" if in_f32 else "bf16")
+    else:
+        assert out["kernel"] == ("jdg_fp8_quantize_t_" + ("f32" if in_f32 else "bf16") +
+                                 ("_blocks" if per_block else "_rows") + ("_gather" if row_map else "") +
+                                 ("_map" if block_map else "") +
+                                 ("_both" if untransposed else ""))
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out["log"])
     assert spills, out["log"]  # ptxas's statistics are there
     assert all(s == ("0", "0") for s in spills), out["log"]
@@ -60,3 +65,13 @@ def test_untransposed_with_a_map_is_refused(block_map, row_map):
     """The host refuses what the kernel's #error would: x's own layout needs x's rows as they are."""
     with pytest.raises(ValueError, match="untransposed needs per_block, no block map and no row map"):
         _ext.compile_fp8_quantize("sm_90a", False, True, block_map, True, row_map)
+
+
+@pytest.mark.parametrize("per_block,block_map,untransposed,row_map", [(True, False, False, False),
+                                                                      (False, True, False, False),
+                                                                      (True, False, True, False),
+                                                                      (False, False, False, True)])
+def test_rowwise_with_another_mode_is_refused(per_block, block_map, untransposed, row_map):
+    """The rowwise kernel has none of the transposing one's modes: the host refuses them by name."""
+    with pytest.raises(ValueError, match="rowwise needs no per_block, no block map, no row map and no untransposed"):
+        _ext.compile_fp8_quantize("sm_90a", False, per_block, block_map, untransposed, row_map, True)

@@ -39,6 +39,13 @@ from .sharding import _sharded_program
 _KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 
 
+def _check_x(fn, x):
+    if jnp.ndim(x) < 2:
+        raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
+    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
+        raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
+
+
 def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=False, row_index=None):
     """x [..., R, C] (floating) -> the quantization of x^T: (data float8_e4m3fn [..., C, Rp], scale float32).
 
@@ -54,10 +61,7 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
     third result (its scales are scale's transpose): a weight's operand in both GEMMs, forward and dgrad, in one pass
     (an FP8 transpose of data instead cost an H200 153 us per MoE step, NOTES 101)."""
     fn = "transposed_cast_to_fp8"
-    if jnp.ndim(x) < 2:
-        raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
-    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
-        raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
+    _check_x(fn, x)
     maps = () if block_map is None else tuple(block_map)
     if untransposed and (not per_block or maps or row_index is not None):
         raise ValueError(f"{fn}: untransposed=True needs per_block=True, no block_map and no row_index")
@@ -82,11 +86,7 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
 def token_cast_to_fp8(x):
     """x [..., R, C] (floating) -> per_token_cast_to_fp8 of each [R, C] matrix, bit for bit: (data float8_e4m3fn
     [..., R, C], scale float32 [..., R, ceil(C / 128)]), in one pass over x on sm_90 with the kernels."""
-    fn = "token_cast_to_fp8"
-    if jnp.ndim(x) < 2:
-        raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
-    if not jnp.issubdtype(jnp.result_type(x), jnp.floating):
-        raise TypeError(f"{fn}: x must be a floating array, got {jnp.result_type(x)}")
+    _check_x("token_cast_to_fp8", x)
     if jax.sharding.get_abstract_mesh().explicit_axes:
         # Explicit sharding types: the helper's ops carry x's sharding to the results (the primitive types them
         # replicated), and a program over several devices lowers to them in any case (see the lowering).

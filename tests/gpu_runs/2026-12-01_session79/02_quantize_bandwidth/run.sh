@@ -6,7 +6,7 @@ set -u
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT/logs"
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
-pip install --no-build-isolation -q -e . > "$OUT/logs/build.log" 2>&1 || { tail "$OUT/logs/build.log"; exit 1; }
+python -m pip install --no-build-isolation -q -e . > "$OUT/logs/build.log" 2>&1 || { tail "$OUT/logs/build.log"; exit 1; }
 cd benchmarks/experiments
 timeout -k 5 150 python transposed_cast.py bf16 --no-xla 2>&1 | grep -v -i warning | tee "$OUT/cases.txt"
 timeout -k 5 100 python quantize_bandwidth.py 2>&1 | grep -v -i warning | tee "$OUT/ceilings.txt"

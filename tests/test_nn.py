@@ -113,6 +113,35 @@ def test_route_weights_are_renormalised_top_k():
     np.testing.assert_array_equal(np.sort(np.asarray(ids), -1), np.sort(np.argsort(-probs, -1)[:, :3], -1))
 
 
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.bfloat16])
+def test_route_weights_and_gradients_are_float32_accurate(dtype):
+    """route's weights and the gradients of a loss of them against float64 NumPy, at float32's accuracy: a router
+    product at bf16 or TF32 precision (on the GPU) would miss these tolerances by orders of magnitude."""
+    x, router_w, _, _ = random_moe(21, dtype=dtype)
+    router_w = router_w * 4  # logits of a few units: softmax probabilities far from uniform
+    c = np.asarray(jax.random.normal(jax.random.key(22), (T, TOP_K), jnp.float32), np.float64)
+    loss = lambda w, x: jnp.sum(nn.route(x, w, TOP_K)[0] * jnp.asarray(c, jnp.float32))  # noqa: E731
+    (weights, ids), (d_w, d_x) = jax.jit(nn.route, static_argnums=2)(x, router_w, TOP_K), \
+        jax.jit(jax.grad(loss, argnums=(0, 1)))(router_w, x)
+    want_weights, want_ids = nn_common.route_oracle(x, router_w, TOP_K)
+    np.testing.assert_array_equal(np.asarray(ids), want_ids)
+    np.testing.assert_allclose(to64(weights), want_weights, rtol=2e-6, atol=1e-7)
+    # The loss's gradient in float64: weights w_j = p_j / s over the chosen experts (s their sum), p = softmax(logits).
+    x64, w64 = to64(x), to64(router_w)
+    logits = x64 @ w64
+    p = np.exp(logits - logits.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    chosen = np.take_along_axis(p, want_ids, -1)
+    s = chosen.sum(-1, keepdims=True)
+    d_p = np.zeros_like(p)  # d loss / d p: (c_j - loss of the token) / s on the chosen experts
+    np.put_along_axis(d_p, want_ids, (c - (c * chosen / s).sum(-1, keepdims=True)) / s, -1)
+    d_logits = p * (d_p - (d_p * p).sum(-1, keepdims=True))
+    for name, got, want, rtol in (("router_w", d_w, x64.T @ d_logits, 1e-5),
+                                  ("x", d_x, d_logits @ w64.T, 1e-5 if dtype == jnp.float32 else 1e-2)):
+        assert got.dtype == (jnp.float32 if name == "router_w" else dtype), name
+        np.testing.assert_allclose(to64(got), want, rtol=rtol, atol=rtol * np.abs(want).max(), err_msg=name)
+
+
 def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
     """combine=weights scales the SwiGLU activations before the down projection: the same sum as weighting the FFN's
     rows after it, in float32 at full precision; the FP8 path close to it in direction."""

@@ -27,8 +27,8 @@ struct Fp8QuantizeProblem {
   std::int64_t cblocks() const { return (cols + 127) / 128; }
   std::int64_t out_rows() const { return block_map ? rblocks * 128 : rows; }
   // The results' shapes: out [batch, cols, out_rows] (rowwise: [batch, rows, cols]) and scale.
-  std::int64_t scale_rows() const { return rowwise ? rows : per_block ? cblocks() : cols; }
-  std::int64_t scale_cols() const { return rowwise ? cblocks() : rblocks; }
+  std::int64_t scale_rows() const { return rowwise ? rows : per_block ? cblocks() : rblocks; }
+  std::int64_t scale_cols() const { return rowwise ? cblocks() : per_block ? rblocks : cols; }
 };
 
 // Throws std::invalid_argument naming the offending value.
@@ -53,9 +53,9 @@ jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
 // Attributes: batch, rows, cols, rblocks, x_rows (i64), arch (string), in_f32, per_block, block_map, row_map,
 // untransposed, rowwise (bool). Operands: x [batch, x_rows, cols] (bfloat16 or float32; cols a multiple of 8 or 4:
 // 16-byte rows), then with row_map the int32 row_index [rows], then with block_map the int32 block_src [rblocks] and
-// block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale
-// float32 [batch, cols or cblocks, rblocks], then with untransposed float8_e4m3fn [batch, rows, cols]; rowwise: out
-// float8_e4m3fn [batch, rows, cols] and scale float32 [batch, rows, cblocks].
+// block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale float32 [batch, rblocks, cols]
+// (per row of out) or [batch, cblocks, rblocks] (per_block), then with untransposed float8_e4m3fn [batch, rows,
+// cols]; rowwise: out float8_e4m3fn [batch, rows, cols] and scale float32 [batch, rows, cblocks].
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeExecute(XLA_FFI_CallFrame* call_frame);

@@ -172,10 +172,16 @@ def _kernel(x, *maps, per_block, untransposed, row_map, rowwise):
     shapes = _shapes(x, *maps, per_block=per_block, untransposed=untransposed, row_map=row_map, rowwise=rowwise)
     r = maps[0].shape[0] if row_map else x_rows
     rblocks = ceil_div(r, BLOCK) if rowwise else shapes[1][0][-1]
+    # The per-column scales come out of the kernel as [b, rblocks, c], the layout the GEMMs read them in (each
+    # CTA's 128 scales one 512-byte store; the GEMMs' own transpose of scale then cancels this one in XLA).
+    per_column = not (rowwise or per_block)
+    if per_column:
+        shapes = (shapes[0], ((b, rblocks, c), jnp.float32)) + shapes[2:]
     call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes))
-    return call(x, *maps, batch=b, rows=r, cols=c, rblocks=rblocks, x_rows=x_rows, arch=runtime.ARCH,
-                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=len(maps) > int(row_map),
-                row_map=row_map, untransposed=untransposed, rowwise=rowwise)
+    out = call(x, *maps, batch=b, rows=r, cols=c, rblocks=rblocks, x_rows=x_rows, arch=runtime.ARCH,
+               in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=len(maps) > int(row_map),
+               row_map=row_map, untransposed=untransposed, rowwise=rowwise)
+    return (out[0], jnp.swapaxes(out[1], 1, 2)) + tuple(out[2:]) if per_column else out
 
 
 # ---- the primitive ----

@@ -7,6 +7,7 @@ checked to take the reference), outputs poisoned before each launch, also inside
 from __future__ import annotations
 
 import os
+import re
 
 os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
 
@@ -278,6 +279,28 @@ def test_ragged_dot_operands(groups):
     want = [_helper[True](w[i].T) for i in range(3)]
     _assert_same(jax.jit(differentiable._quantize_weight)(w), (jnp.stack([d for d, _ in want]),
                                                                jnp.stack([s for _, s in want])))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not kernels_active(), reason="needs an sm_90 GPU with the kernels active (XLA's GPU program is "
+                                                 "what this checks); none is present here")
+def test_token_major_scales_reach_the_gemms_untransposed():
+    """The weight gradients' token-major operands: the kernel stores their scales as the GEMMs read them ([row blocks,
+    columns]), so XLA cancels transposed_cast_to_fp8's swapaxes against the GEMM's transpose, and the compiled
+    program holds no transpose of them (fp8_dot's X^T and grad^T, ragged_dot's through the groups' block map)."""
+    x, w = randn(1, (256, 512), BF16), randn(2, (512, 384), BF16)
+    sizes = jnp.array([100, 0, 156], jnp.int32)
+    ws = randn(3, (3, 512, 384), BF16)
+    programs = {"fp8_dot": (lambda w, x: jnp.sum(dg.fp8_dot(x, w).astype(F32) ** 2), (w, x)),
+                "ragged_dot": (lambda w, x: jnp.sum(dg.ragged_dot(x, w, sizes).astype(F32) ** 2), (ws, x))}
+    for name, (loss, args) in programs.items():
+        text = jax.jit(jax.grad(loss)).lower(*args).compile().as_text()
+        assert 'custom_call_target="jdg_fp8_quantize_t"' in text, name
+        # A scale array: [columns, row blocks] or its transpose, the columns x's or the gradient's features (512,
+        # 384), a few row blocks of 128 tokens; moved by a transpose or by a copy that changes its layout.
+        moved = re.findall(r"f32\[(\d+),(\d+)\]\{[^}]*\} (?:transpose|copy)\(", text)
+        scale_moves = [d for d in moved if {"512", "384"} & set(d) and min(map(int, d)) <= 8]
+        assert not scale_moves, (name, scale_moves)
 
 
 def test_bad_input_is_named():

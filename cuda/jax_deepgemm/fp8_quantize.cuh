@@ -8,7 +8,8 @@
 //
 // A generated source #defines the macros below, then #includes this file (fp8_quantize_abi.h has the contract):
 //   JDG_Q_IN_F32     0: x is bfloat16; 1: x is float32
-//   JDG_Q_PER_BLOCK  0: one scale per output row and 128-row block of x (scale [batch, cols, rblocks]);
+//   JDG_Q_PER_BLOCK  0: one scale per output row and 128-row block of x (scale [batch, rblocks, cols]: the
+//                       GEMMs' layout, in which a CTA's 128 scales are adjacent);
 //                    1: one scale per 128x128 block (scale [batch, ceil(cols / 128), rblocks])
 //   JDG_Q_BLOCK_MAP  0: row block b of the output is rows 128 b .. of x (out_rows = rows);
 //                    1: it is rows block_src[b] .. block_src[b] + block_rows[b] - 1 of x, then zeros
@@ -290,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     const float scale = scale_of(a);
     column_scale[threadIdx.x] = scale;
     const long long c = static_cast<long long>(cblock) * kBlock + threadIdx.x;
-    if (c < args.cols) args.scale[(batch * args.cols + c) * args.rblocks + rblock] = scale;
+    if (c < args.cols) args.scale[(batch * args.rblocks + rblock) * args.cols + c] = scale;
 #endif
   }
 #if JDG_Q_PER_BLOCK

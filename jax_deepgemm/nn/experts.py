@@ -49,9 +49,10 @@ def route(x, router_w, top_k: int):
     Softmax over the router logits in float32, the top_k experts of each token, their probabilities renormalised
     to sum to 1. The router runs in float32 at full precision (it is E columns wide, so cheap): a reduced-precision
     product could flip near-tied expert choices between two runs that batch the same tokens differently. On the GPU
-    the product is XLA's BF16_BF16_F32_X6 algorithm (each operand split into three bf16 parts, six products on the
-    tensor cores), which is exact for bf16 x and, on the H200, both faster and closer to a float64 product than
-    Precision.HIGHEST (router_dot.py in benchmarks/experiments); its gradients take the same algorithm."""
+    the product is XLA's BF16_BF16_F32_X6 algorithm (each operand split into three bf16 parts, six bf16 products of
+    them summed in float32; for bf16 x every product it needs is among them, exactly), on the H200 both faster and
+    closer to a float64 product than Precision.HIGHEST (router_dot.py in benchmarks/experiments); its gradients take
+    the same algorithm."""
     top_k = static_int("route", "top_k", top_k, 1, router_w.shape[-1])
     logits = jnp.dot(x.astype(jnp.float32), router_w.astype(jnp.float32),
                      precision=jax.lax.DotAlgorithmPreset.BF16_BF16_F32_X6)

@@ -11,7 +11,7 @@ constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still ge
 
 // The kernel's one argument. x [batch, rows, cols] row-major (with JDG_Q_ROW_MAP: [batch, x_rows, cols], of which
 // row_index picks the rows); out [batch, cols, out_rows] float8_e4m3fn; scale
-// float32 [batch, rblocks, cols] (per row of out, stored as the GEMMs read them: one 512-byte store per CTA) or
+// float32 [batch, rblocks, cols] (per row of out, stored as the GEMMs read them: a CTA's 128 are one 512-byte run) or
 // [batch, cblocks, rblocks] (per 128x128 block). JDG_Q_ROWWISE: out
 // [batch, rows, cols], scale [batch, rows, cblocks]. The grid is batch * rblocks * cblocks CTAs.
 struct Fp8QuantizeArgs {

@@ -201,3 +201,47 @@ def test_moe_rejects_misplaced_options():
         nn.moe(*operands, top_k=2, axis_name="ep")
     with pytest.raises(TypeError, match=r"moe: x must be float32/bfloat16/float16, got int32"):
         nn.moe(jnp.ones((T, D), jnp.int32), *operands[1:], top_k=2)
+
+
+@pytest.mark.parametrize("args, error, match", [
+    (((T,), (D, E)), ValueError, r"route: x has shape \(96,\); expected \[T, D\]"),
+    (((T, D), (D + 1, E)), ValueError, r"route: router_w has shape \(257, 8\); expected \[256, E\] \(\[D, E\] with D = "
+                                       r"x.shape\[1\] = 256\)"),
+    (((T, D), (D, E, 1)), ValueError, r"route: router_w has shape \(256, 8, 1\); expected \[256, E\]"),
+])
+def test_route_rejects_bad_shapes(args, error, match):
+    with pytest.raises(error, match=match):
+        nn.route(*(jnp.ones(s) for s in args), 2)
+    with pytest.raises(TypeError, match=r"route: x must be float32/bfloat16/float16, got int32"):
+        nn.route(jnp.ones((T, D), jnp.int32), jnp.ones((D, E)), 2)
+
+
+def _expert_ffn_operands():
+    return {"rows": jnp.ones((T, D)), "w_gate_up": jnp.ones((E, D, 2 * F)), "w_down": jnp.ones((E, F, D)),
+            "group_sizes": jnp.full((E,), T // E, jnp.int32)}
+
+
+@pytest.mark.parametrize("name, value, kwargs, error, match", [
+    ("rows", jnp.ones((T,)), {}, ValueError, r"expert_ffn: rows has shape \(96,\); expected \[M, D\]"),
+    ("w_gate_up", jnp.ones((E, D - 1, 2 * F)), {}, ValueError,
+     r"expert_ffn: w_gate_up has shape \(8, 255, 256\); expected \[E, 256, 2F\] \(\[E, D, 2F\] with D = 256\)"),
+    ("w_gate_up", jnp.ones((E, D, 2 * F - 1)), {}, ValueError, r"expert_ffn: w_gate_up .*2F .* must be even"),
+    ("w_down", jnp.ones((E - 1, F, D)), {}, ValueError,
+     r"expert_ffn: w_down has shape \(7, 128, 256\); expected \[8, 128, 256\] \(\[E, F, D\] with E = 8, F = 128"),
+    ("group_sizes", jnp.ones((E,)), {}, TypeError, r"expert_ffn: group_sizes must be an integer array, got float32"),
+    ("group_sizes", jnp.ones((E - 1,), jnp.int32), {}, ValueError,
+     r"expert_ffn: group_sizes has shape \(7,\); expected \[8\] = \[E\] \(w_gate_up's E\)"),
+    (None, None, {"gather": (jnp.arange(T), 2)}, ValueError,
+     r"expert_ffn: gather's order has shape \(96,\); expected \[192\] = \[T \* top_k\] \(rows \[T, D\]\)"),
+    (None, None, {"gather": (jnp.ones(2 * T), 2)}, TypeError,
+     r"expert_ffn: gather's order must be an integer array, got float32"),
+    (None, None, {"gather": (jnp.arange(T), 0)}, ValueError, r"expert_ffn: gather's top_k must be >= 1, got 0"),
+    (None, None, {"gather": jnp.arange(T)}, TypeError, r"expert_ffn: gather must be a pair \(order, top_k\)"),
+])
+@pytest.mark.parametrize("fp8", [True, False])
+def test_expert_ffn_rejects_bad_operands(name, value, kwargs, error, match, fp8):
+    operands = _expert_ffn_operands()
+    if name is not None:
+        operands[name] = value
+    with pytest.raises(error, match=match):
+        jax.jit(lambda *a: nn.expert_ffn(*a, fp8=fp8, **kwargs)).trace(*operands.values())

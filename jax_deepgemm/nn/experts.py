@@ -30,17 +30,32 @@ def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: i
         raise ValueError(f"{fn}: router_w [D, E] has E = {experts} experts, not a multiple of the {devices} devices "
                          f"of axis {axis_name!r} (each device holds E / devices experts)")
     held = experts // devices
-    held_text = "E" if devices == 1 else "E / devices"
+    w_gate_up, w_down = _check_expert_weights(fn, d, w_gate_up, w_down, held, "E" if devices == 1 else "E / devices")
+    top_k = static_int(fn, "top_k", top_k, 1, experts)
+    return x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
+
+
+def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str, held_text: str = "E"):
+    """w_gate_up [held, D, 2F] (2F even) and w_down [held, F, D] as float arrays; `held` an int or "E" (any)."""
+    wanted = f"{held_text} = {held}, " if isinstance(held, int) else ""
     w_gate_up = floating(fn, "w_gate_up", w_gate_up, (held, d, "2F"),
-                         described=f"[{held_text}, D, 2F] with {held_text} = {held}, D = {d}")
+                         described=f"[{held_text}, D, 2F] with {wanted}D = {d}")
     if w_gate_up.shape[2] % 2:
         raise ValueError(f"{fn}: w_gate_up has shape {tuple(w_gate_up.shape)}; its last dimension 2F (gate and up "
                          "projections side by side) must be even")
-    f = w_gate_up.shape[2] // 2
+    held, f = w_gate_up.shape[0], w_gate_up.shape[2] // 2
     w_down = floating(fn, "w_down", w_down, (held, f, d),
                       described=f"[{held_text}, F, D] with {held_text} = {held}, F = {f}, D = {d}")
-    top_k = static_int(fn, "top_k", top_k, 1, experts)
-    return x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
+    return w_gate_up, w_down
+
+
+def _integer_vector(fn: str, name: str, v, length: int, described: str) -> jax.Array:
+    v = jnp.asarray(v)
+    if not jnp.issubdtype(v.dtype, jnp.integer):
+        raise TypeError(f"{fn}: {name} must be an integer array, got {v.dtype}")
+    if v.shape != (length,):
+        raise ValueError(f"{fn}: {name} has shape {tuple(v.shape)}; expected [{length}] = {described}")
+    return v
 
 
 def route(x, router_w, top_k: int):
@@ -53,7 +68,10 @@ def route(x, router_w, top_k: int):
     them summed in float32; for bf16 x every product it needs is among them, exactly), on the H200 both faster and
     closer to a float64 product than Precision.HIGHEST (router_dot.py in benchmarks/experiments); its gradients take
     the same algorithm."""
-    top_k = static_int("route", "top_k", top_k, 1, router_w.shape[-1])
+    x = floating("route", "x", x, ("T", "D"))
+    d = x.shape[1]
+    router_w = floating("route", "router_w", router_w, (d, "E"), described=f"[D, E] with D = x.shape[1] = {d}")
+    top_k = static_int("route", "top_k", top_k, 1, router_w.shape[1])
     logits = jnp.dot(x.astype(jnp.float32), router_w.astype(jnp.float32),
                      precision=jax.lax.DotAlgorithmPreset.BF16_BF16_F32_X6)
     weights, expert_ids = jax.lax.top_k(jax.nn.softmax(logits, axis=-1), top_k)
@@ -76,6 +94,18 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     activations (computed in float32) before the down projection, the same product, so that the combine is the
     transpose of the dispatch: with fp8 the down projection's backward quantizes the T rows of the output gradient,
     not T * top_k weighted copies (`combined_ragged_dot`)."""
+    fn = "expert_ffn"
+    rows = floating(fn, "rows", rows, ("M", "D"))
+    w_gate_up, w_down = _check_expert_weights(fn, rows.shape[1], w_gate_up, w_down, "E")
+    experts = w_gate_up.shape[0]
+    group_sizes = _integer_vector(fn, "group_sizes", group_sizes, experts, "[E] (w_gate_up's E)")
+    if gather is not None:
+        if not isinstance(gather, (tuple, list)) or len(gather) != 2:
+            raise TypeError(f"{fn}: gather must be a pair (order, top_k), got {type(gather).__name__}")
+        order, top_k = gather
+        top_k = static_int(fn, "gather's top_k", top_k, 1)
+        order = _integer_vector(fn, "gather's order", order, rows.shape[0] * top_k, "[T * top_k] (rows [T, D])")
+        gather = (order, top_k)
     if fp8:
         def grouped(lhs, rhs):
             return ragged_dot(lhs, rhs, group_sizes, preferred_element_type=lhs.dtype)

@@ -14,11 +14,11 @@ full stages, producer cycles on empty ones).
 """
 
 import collections
-import re
 import statistics
 import sys
 
-TRACE = re.compile(r"jax_deepgemm trace: cta (\d+) wg (\d+) (\d+) (\d+)")
+from wave_trace import last_launch  # (this folder)
+
 BOUNDARY_KB = 253  # K blocks 253-255: the tile-boundary events (tile_gaps.py), not K-loop ones
 
 
@@ -36,21 +36,6 @@ def run(spec: str) -> None:
     gemm = jax.jit(fp8_grouped_gemm_nt)
     for _ in range(3):  # the last launch's timeline is summarized
         jax.block_until_ready(gemm(a, b, sizes))
-
-
-def last_launch(lines):
-    """{(cta, wg): [(cycles, tag), ...]} of the last launch in the log (a launch's report starts again at cta 0)."""
-    launches, prev = [], None
-    for line in lines:
-        m = TRACE.search(line)
-        if not m:
-            continue
-        cta, wg, t, tag = (int(v) for v in m.groups())
-        if prev is None or (cta, wg) < prev:
-            launches.append(collections.defaultdict(list))
-        launches[-1][cta, wg].append((t, tag))
-        prev = (cta, wg)
-    return launches[-1] if launches else {}
 
 
 def summarize(lines) -> None:

@@ -23,9 +23,8 @@
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
 //
-// The arithmetic is jax_deepgemm.quantization's as XLA compiles it for the GPU, so that the result equals the
-// helpers' there bit for bit: scale = max(amax, 1e-4) * f32(1 / 448), q = clip(x / scale, -448, 448) with XLA's
-// division (div.full) and NaN-propagating max / min, rounded to nearest even.
+// The arithmetic (fp8_cast.cuh) is jax_deepgemm.quantization's as XLA compiles it for the GPU: the results equal the
+// helpers' there bit for bit.
 //
 // One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or 4
 // float32 adjacent columns; cols is a multiple of 8 / 4, the host checks) of 8 or 16 consecutive rows: 128 or 256 bytes
@@ -37,6 +36,7 @@
 // bytes of output rows).
 #pragma once
 
+#include <jax_deepgemm/fp8_cast.cuh>
 #include <jax_deepgemm/fp8_quantize_abi.h>
 
 #ifndef JDG_Q_IN_F32
@@ -67,6 +67,8 @@
 namespace jdg {
 namespace fp8_quantize {
 
+using namespace fp8_cast;
+
 constexpr int kBlock = kFp8QuantizeBlock;  // 128: rows per block, columns per tile
 constexpr int kThreads = kFp8QuantizeThreads;
 constexpr int kWarps = kThreads / 32;
@@ -92,40 +94,6 @@ union Chunk {
   Input v[kVec];
 };
 
-// max / min that return NaN when either operand is NaN (XLA's maximum and minimum).
-__device__ __forceinline__ float max_nan(float a, float b) {
-  float r;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-}
-__device__ __forceinline__ float min_nan(float a, float b) {
-  float r;
-  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-}
-
-// x / scale as XLA divides f32 on NVIDIA GPUs (div.full, its NVPTX setting), so that the result equals the
-// helpers' run on the GPU bit for bit (on the CPU they divide with IEEE rounding, which can differ in the last bit).
-__device__ __forceinline__ float divide(float x, float scale) {
-  float r;
-  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(scale));
-  return r;
-}
-
-// Two floats -> two float8_e4m3fn bytes, round to nearest even: `lo` in the low byte.
-__device__ __forceinline__ unsigned int pack_e4m3x2(float lo, float hi) {
-  unsigned short r;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-__device__ __forceinline__ unsigned int quantize_x4(const float* x, float scale) {
-  float q[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) q[i] = min_nan(max_nan(divide(x[i], scale), -kFp8QuantizeMax), kFp8QuantizeMax);
-  return pack_e4m3x2(q[0], q[1]) | (pack_e4m3x2(q[2], q[3]) << 16);
-}
-
 // Four words, byte i of each = row i of one column, to four words, byte j of each = column j of one row.
 __device__ __forceinline__ void transpose_4x4_bytes(unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
                                                     unsigned int (&rows)[4]) {
@@ -135,11 +103,6 @@ __device__ __forceinline__ void transpose_4x4_bytes(unsigned int c0, unsigned in
   rows[1] = __byte_perm(lo01, lo23, 0x7632);
   rows[2] = __byte_perm(hi01, hi23, 0x5410);
   rows[3] = __byte_perm(hi01, hi23, 0x7632);
-}
-
-// XLA turns the helpers' division by the constant 448 into a product with its float32 reciprocal.
-__device__ __forceinline__ float scale_of(float amax) {
-  return max_nan(amax, kFp8QuantizeAmaxFloor) * (1.0f / kFp8QuantizeMax);
 }
 
 // Where output row `col`'s unit `unit` (kRows bytes) lies in the shared tile: units XOR-swizzled by the column's

@@ -22,6 +22,12 @@ struct Fp8QuantizeArgs {
   unsigned char* out;
   unsigned char* out_untransposed;  // JDG_Q_UNTRANSPOSED: [batch, rows, cols] float8_e4m3fn
   float* scale;
+  // The SwiGLU backward (swiglu_backward.cuh): x is [g | u] [rows, cols] bfloat16, out and scale dx's rowwise
+  // quantization ([rows, cols], [rows, cblocks]).
+  const void* grad;        // dh [rows, cols / 2] bfloat16
+  const float* row_weight; // w [rows]
+  void* x_grad;            // dx [rows, cols] bfloat16
+  float* row_weight_grad;  // dw [rows]
   long long rows, cols, out_rows;
   long long x_rows;       // stored rows per batch (= rows without JDG_Q_ROW_MAP)
   int rblocks, cblocks;

@@ -11,7 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from .._permutation import inverse_permutation, sum_token_slots
-from ..differentiable import combined_ragged_dot, dispatched_ragged_dot, ragged_dot
+from ..differentiable import combined_ragged_dot, dispatched_ragged_dot, dispatched_swiglu, ragged_dot
+from ..swiglu import swiglu
 from ._validate import floating, static_int
 
 
@@ -93,7 +94,8 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     weights[t, j] * the FFN of (t, j), summed in float32 and rounded once to rows.dtype. The weights scale the SwiGLU
     activations (computed in float32) before the down projection, the same product, so that the combine is the
     transpose of the dispatch: with fp8 the down projection's backward quantizes the T rows of the output gradient,
-    not T * top_k weighted copies (`combined_ragged_dot`)."""
+    not T * top_k weighted copies (`combined_ragged_dot`); the first GEMM and the SwiGLU are one differentiable step
+    (`dispatched_swiglu`), whose backward forms the SwiGLU's gradients and their FP8 quantization in one pass."""
     fn = "expert_ffn"
     rows = floating(fn, "rows", rows, ("M", "D"))
     w_gate_up, w_down = _check_expert_weights(fn, rows.shape[1], w_gate_up, w_down, "E")
@@ -112,25 +114,27 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     else:
         def grouped(lhs, rhs):
             return jax.lax.ragged_dot(lhs, rhs.astype(lhs.dtype), group_sizes, preferred_element_type=lhs.dtype)
-    if gather is None:
-        if combine is not None:
-            raise ValueError("expert_ffn: combine needs gather=(order, top_k): the weights are given per (token, slot)")
-        gate_up = grouped(rows, w_gate_up)
-    elif fp8:
-        gate_up = dispatched_ragged_dot(rows, *gather, w_gate_up, group_sizes)
-    else:
-        gate_up = grouped(dispatch(rows, *gather), w_gate_up)
-    gate, up = jnp.split(gate_up, 2, axis=-1)
+    if gather is None and combine is not None:
+        raise ValueError("expert_ffn: combine needs gather=(order, top_k): the weights are given per (token, slot)")
     if combine is None:
+        if gather is None:
+            gate_up = grouped(rows, w_gate_up)
+        elif fp8:
+            gate_up = dispatched_ragged_dot(rows, *gather, w_gate_up, group_sizes)
+        else:
+            gate_up = grouped(dispatch(rows, *gather), w_gate_up)
+        gate, up = jnp.split(gate_up, 2, axis=-1)
         return grouped(jax.nn.silu(gate) * up, w_down)
     order, top_k = gather
     if jnp.shape(combine) != (rows.shape[0], top_k):
         raise ValueError(f"expert_ffn: combine must be the weights [T, top_k] = [{rows.shape[0]}, {top_k}] of rows "
                          f"[T, D] and gather's top_k, got shape {jnp.shape(combine)}")
-    row_weights = permute_rows(jnp.reshape(combine, (-1, 1)).astype(jnp.float32), order)  # [M, 1], sorted by expert
-    h = (jax.nn.silu(gate.astype(jnp.float32)) * up.astype(jnp.float32) * row_weights).astype(rows.dtype)
+    # each row's weight, sorted by expert as the rows are
+    row_weights = permute_rows(jnp.reshape(combine, (-1, 1)).astype(jnp.float32), order)[:, 0]
     if fp8:
+        h = dispatched_swiglu(rows, order, top_k, w_gate_up, group_sizes, row_weights)
         return combined_ragged_dot(h, order, top_k, w_down, group_sizes)
+    h = swiglu(grouped(dispatch(rows, *gather), w_gate_up), row_weights, rows.dtype)
     return sum_slots(grouped(h, w_down), order, top_k)
 
 

@@ -40,10 +40,6 @@ void validate(const Fp8QuantizeProblem& p) {
   if (p.cblocks() > 0 && p.rblocks > 0 && p.batch > kIntMax / p.cblocks() / p.rblocks)
     fail("too many 128x128 tiles (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +
          ", cols=" + std::to_string(p.cols) + ")");
-  if (p.untransposed && (!p.per_block || p.block_map || p.row_map))
-    fail("untransposed needs per_block, no block map and no row map");
-  if (p.rowwise && (p.per_block || p.block_map || p.row_map || p.untransposed))
-    fail("rowwise needs no per_block, no block map, no row map and no untransposed");
   if (p.swiglu_backward) {
     if (p.in_f32 || p.per_block || p.block_map || p.row_map || p.untransposed || p.rowwise)
       fail("swiglu_backward needs bfloat16 x and none of per_block, block map, row map, untransposed and rowwise");
@@ -54,6 +50,10 @@ void validate(const Fp8QuantizeProblem& p) {
       fail("swiglu_backward: too many rows (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +
            ")");
   }
+  if (p.untransposed && (!p.per_block || p.block_map || p.row_map))
+    fail("untransposed needs per_block, no block map and no row map");
+  if (p.rowwise && (p.per_block || p.block_map || p.row_map || p.untransposed))
+    fail("rowwise needs no per_block, no block map, no row map and no untransposed");
   jit::check_arch(p.arch);
 }
 

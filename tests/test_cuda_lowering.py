@@ -78,7 +78,8 @@ def test_other_layouts_reach_the_same_kernel(layout):
 def _quantize_calls(text):
     """The quantization kernel's calls in a lowered program: (transposing ones, rowwise ones)."""
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    return [c for c in calls if "rowwise = false" in c], [c for c in calls if "rowwise = true" in c]
+    transposing = [c for c in calls if "rowwise = false" in c and "swiglu_backward = false" in c]
+    return transposing, [c for c in calls if "rowwise = true" in c]
 
 
 def test_fp8_dot_forward_and_backward_use_the_kernel():
@@ -165,6 +166,25 @@ def test_quantization_takes_the_kernel_for_whole_16_byte_rows(cols, dtype, kerne
     assert ("custom_call @jdg_fp8_quantize_t" in text) == kernel
     if kernel:
         assert ("rowwise = true" in text) == (cast == "token_cast_to_fp8")
+
+
+@pytest.mark.parametrize("f,dtype,kernel", [(256, jnp.bfloat16, True), (192, jnp.bfloat16, False),
+                                           (256, jnp.float32, False)])
+def test_moe_backward_takes_the_swiglu_kernel(f, dtype, kernel):
+    """The MoE layer's backward forms the SwiGLU's gradients and their FP8 operand in one kernel call (bfloat16, F a
+    multiple of 128), and otherwise in the reference's XLA ops."""
+    from jax_deepgemm import nn
+
+    t, d, e, top_k = 64, 256, 4, 2
+    x = jnp.ones((t, d), dtype)
+    router, w_gate_up, w_down = nn.init_moe_weights(jax.random.key(0), d, f, e)
+    loss = lambda x, w1, w2: jnp.sum(nn.moe(x, router, w1, w2, top_k=top_k).astype(jnp.float32))  # noqa: E731
+    text = _lower_cuda(jax.grad(loss, argnums=(0, 1, 2)), x, w_gate_up, w_down)
+    calls = [c for c in re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+             if "swiglu_backward = true" in c]
+    assert len(calls) == int(kernel), calls
+    if kernel:
+        assert f"rows = {t * top_k} : i64" in calls[0] and f"cols = {2 * f} : i64" in calls[0]
 
 
 def test_fp8_dot_in_a_sharded_program_quantizes_with_xla():

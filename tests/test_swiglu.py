@@ -1,0 +1,193 @@
+"""swiglu_backward: the weighted SwiGLU's gradients and their per-token FP8 quantization in one pass, against a float64
+NumPy oracle of its formulas; its FP8 result is per_token_cast_to_fp8 of its own dx bit for bit. dispatched_swiglu:
+the MoE layer's first GEMM with the SwiGLU, whose values and gradients equal the two steps apart (autodiff of
+dispatched_ragged_dot then the SwiGLU). On CPU this checks the reference lowering; with an sm_90 GPU the bfloat16 cases
+with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the reference), outputs
+poisoned before each launch, also inside a jitted lax.scan."""
+
+from __future__ import annotations
+
+import os
+import re
+
+os.environ["DG_POISON_OUTPUTS"] = "1"  # read when XLA compiles each program below: set before the first compile
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from conftest import BF16, F32, cosine, kernels_active, randn, seed_of  # noqa: E402
+
+import jax_deepgemm as dg  # noqa: E402
+from jax_deepgemm.differentiable import dispatched_ragged_dot, dispatched_swiglu  # noqa: E402
+from jax_deepgemm.swiglu import swiglu, swiglu_backward  # noqa: E402
+
+_KERNEL = re.compile(r"swiglu_backward\s*=\s*true")  # the quantization kernel's call in its SwiGLU mode
+
+
+def _backward(x, dh, w):
+    """swiglu_backward under jit; on the GPU also checks that the kernel runs where it applies and only there."""
+    fn = jax.jit(swiglu_backward)
+    if kernels_active():
+        takes = x.dtype == BF16 and x.shape[1] % 256 == 0 and x.shape[0] > 0
+        assert bool(_KERNEL.search(fn.lower(x, dh, w).compile().as_text())) == takes
+    return fn(x, dh, w)
+
+
+def _oracle(x, dh, w):
+    """The formulas in float64: (dx before its rounding, dw), each with the sum of its terms' magnitudes (what float32
+    steps can lose to cancellation is a multiple of 2^-24 of that)."""
+    x, dh, w = (np.asarray(a, np.float64) for a in (x, dh, w))
+    f = x.shape[1] // 2
+    g, u = x[:, :f], x[:, f:]
+    s = 1.0 / (1.0 + np.exp(-g))
+    dhw = dh * w[:, None]
+    dx = np.concatenate([dhw * u * s * (1.0 + g * (1.0 - s)), dhw * g * s], axis=1)
+    dx_size = np.concatenate([np.abs(dhw * u * s) * (1.0 + np.abs(g) * (1.0 - s)), np.abs(dhw * g * s)], axis=1)
+    return dx, dx_size, np.sum(dh * g * s * u, axis=1), np.sum(np.abs(dh * g * s * u), axis=1)
+
+
+def _operands(rows, f, dtype, tag):
+    x = randn(seed_of("swiglu", tag, "x"), (rows, 2 * f), dtype) * 2.0
+    dh = randn(seed_of("swiglu", tag, "dh"), (rows, f), dtype)
+    w = jax.random.uniform(jax.random.key(seed_of("swiglu", tag, "w")), (rows,), F32, 0.05, 1.0)
+    return x, dh, w
+
+
+def _check(x, dh, w, got):
+    dx, (data, scale), dw = got
+    want_dx, dx_size, want_dw, dw_size = _oracle(x, dh, w)
+    assert dx.dtype == x.dtype and dx.shape == x.shape and dw.dtype == F32 and dw.shape == (x.shape[0],)
+    # dx: the float32 formulas (a few roundings each, the kernel's exponential within a few units), rounded once to
+    # x.dtype: at most one unit in its last place besides; float32 flushes what falls below its normal range
+    ulp = 2.0 ** -7 if x.dtype == BF16 else 2.0 ** -23
+    err = np.abs(np.asarray(dx, np.float64) - want_dx)
+    bad = err > ulp * np.abs(want_dx) + 2.0 ** -18 * dx_size + 2.0 ** -110
+    assert not bad.any(), (np.argwhere(bad)[:5], err[bad][:5], want_dx[bad][:5])
+    # dw: a float32 sum of F such terms, in some order
+    f = x.shape[1] // 2
+    err = np.abs(np.asarray(dw, np.float64) - want_dw)
+    assert (err <= (f + 64) * 2.0 ** -24 * dw_size + 2.0 ** -110).all(), (err, dw_size)
+    # the FP8 operand: the helper's quantization of dx as returned, bit for bit (the helper run where the kernel ran)
+    want_data, want_scale = jax.jit(dg.per_token_cast_to_fp8)(dx)
+    np.testing.assert_array_equal(np.asarray(scale).view(np.uint32), np.asarray(want_scale).view(np.uint32))
+    np.testing.assert_array_equal(np.asarray(data.view(jnp.uint8)), np.asarray(want_data.view(jnp.uint8)))
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("rows,f", [(256, 128), (300, 256), (1, 128), (13, 384), (64, 2048), (40, 96), (7, 4)])
+def test_against_the_oracle(rows, f, dtype):
+    x, dh, w = _operands(rows, f, dtype, (rows, f, str(dtype)))
+    _check(x, dh, w, _backward(x, dh, w))
+
+
+def test_extreme_gates_and_non_finite_values():
+    """Large |g| (sigmoid saturates), zeros, and a NaN and an infinity in one row each: those rows' amax is NaN / inf
+    as the helper's; the other rows are untouched by them."""
+    x, dh, w = _operands(24, 256, BF16, "extreme")
+    x = x.at[0, :256].set(jnp.linspace(-120.0, 120.0, 256).astype(BF16))
+    x = x.at[1].set(0.0)
+    x = x.at[2, 5].set(jnp.nan).at[3, 300].set(jnp.inf)
+    dx, (data, scale), dw = _backward(x, dh, w)
+    clean = np.r_[0:2, 4:24]
+    _check(x[clean], dh[clean], w[clean], (dx[clean], (data[clean], scale[clean]), dw[clean]))
+    assert np.isnan(np.asarray(dw[2])) and not np.isfinite(np.asarray(dw[3]))
+    want_data, want_scale = jax.jit(dg.per_token_cast_to_fp8)(dx)
+    np.testing.assert_array_equal(np.asarray(scale[2:4]).view(np.uint32), np.asarray(want_scale[2:4]).view(np.uint32))
+    np.testing.assert_array_equal(np.asarray(data[2:4].view(jnp.uint8)), np.asarray(want_data[2:4].view(jnp.uint8)))
+
+
+def test_empty():
+    x, dh, w = jnp.zeros((0, 256), BF16), jnp.zeros((0, 128), BF16), jnp.zeros((0,), F32)
+    dx, (data, scale), dw = _backward(x, dh, w)
+    assert dx.shape == (0, 256) and data.shape == (0, 256) and scale.shape == (0, 2) and dw.shape == (0,)
+
+
+def test_vmap_is_rows():
+    x, dh, w = _operands(3 * 40, 128, BF16, "vmap")
+    batched = jax.jit(jax.vmap(swiglu_backward))(x.reshape(3, 40, 256), dh.reshape(3, 40, 128), w.reshape(3, 40))
+    flat = _backward(x, dh, w)
+    for got, want in zip(jax.tree.leaves(batched), jax.tree.leaves(flat)):
+        np.testing.assert_array_equal(np.asarray(got.reshape(want.shape), np.float64), np.asarray(want, np.float64))
+    # one operand unbatched: broadcast
+    got = jax.jit(jax.vmap(swiglu_backward, in_axes=(0, 0, None)))(x.reshape(3, 40, 256), dh.reshape(3, 40, 128),
+                                                                    w[:40])
+    want = jax.vmap(lambda a, b: swiglu_backward(a, b, w[:40]))(x.reshape(3, 40, 256), dh.reshape(3, 40, 128))
+    for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_array_equal(np.asarray(g, np.float64), np.asarray(e, np.float64))
+
+
+def test_inside_a_jitted_scan():
+    """The kernel as a step of lax.scan under jit (on the GPU: a command buffer), each step its own operands."""
+    x, dh, w = _operands(4 * 64, 256, BF16, "scan")
+    xs = (x.reshape(4, 64, 512), dh.reshape(4, 64, 256), w.reshape(4, 64))
+
+    def step(carry, operands):
+        dx, (data, scale), dw = swiglu_backward(*operands)
+        return carry + jnp.sum(dw), (dx, data, scale, dw)
+
+    _, (dx, data, scale, dw) = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs))(xs)
+    for i in range(4):
+        _check(xs[0][i], xs[1][i], xs[2][i], (dx[i], (data[i], scale[i]), dw[i]))
+
+
+@pytest.mark.parametrize("args,match", [
+    (((8, 255), (8, 127), (8,)), r"x must be \[rows, 2F\]"),
+    (((8, 256), (8, 127), (8,)), r"dh must be \[rows, F\] = \[8, 128\]"),
+    (((8, 256), (8, 128), (7,)), r"w must be \[rows\] = \[8\]"),
+    (((256,), (128,), (1,)), r"x must be \[rows, 2F\]"),
+])
+def test_bad_shapes(args, match):
+    x, dh, w = (jnp.ones(s, BF16) for s in args)
+    with pytest.raises(ValueError, match=match):
+        swiglu_backward(x, dh, w)
+
+
+def test_bad_dtype():
+    with pytest.raises(TypeError, match="dh must be a floating array"):
+        swiglu_backward(jnp.ones((8, 256), BF16), jnp.ones((8, 128), jnp.int32), jnp.ones(8))
+
+
+# ---- dispatched_swiglu: the MoE layer's first GEMM and SwiGLU as one differentiable step ----
+
+def _moe_operands(dtype, f):
+    t, top_k, g, k = 96, 2, 4, 256
+    x = randn(seed_of("dswiglu", "x", f), (t, k), dtype)
+    rhs = randn(seed_of("dswiglu", "rhs", f), (g, k, 2 * f), spread=False) * 0.06
+    order = jax.random.permutation(jax.random.key(seed_of("dswiglu", "order", f)), t * top_k).astype(jnp.int32)
+    sizes = jnp.asarray([50, 0, 90, 52], jnp.int32)
+    w = jax.random.uniform(jax.random.key(seed_of("dswiglu", "w", f)), (t * top_k,), F32, 0.1, 1.0)
+    return x, order, top_k, rhs, sizes, w
+
+
+def _two_steps(x, order, top_k, rhs, sizes, w):
+    return swiglu(dispatched_ragged_dot(x, order, top_k, rhs, sizes), w, x.dtype)
+
+
+@pytest.mark.parametrize("dtype,f", [(BF16, 128), (F32, 128), (BF16, 96)], ids=["bf16", "f32", "bf16-F96"])
+def test_dispatched_swiglu_equals_the_two_steps(dtype, f):
+    x, order, top_k, rhs, sizes, w = _moe_operands(dtype, f)
+    cot = randn(seed_of("dswiglu", "cot", f), (order.shape[0], f), F32)
+
+    def loss(step):
+        return lambda x, rhs, w: jnp.sum(step(x, order, top_k, rhs, sizes, w).astype(F32) * cot)
+
+    got = jax.jit(jax.value_and_grad(loss(dispatched_swiglu), argnums=(0, 1, 2)))(x, rhs, w)
+    want = jax.jit(jax.value_and_grad(loss(_two_steps), argnums=(0, 1, 2)))(x, rhs, w)
+    np.testing.assert_allclose(float(got[0]), float(want[0]), rtol=1e-5)
+    for name, g, e in zip(("x", "rhs", "row_weights"), got[1], want[1]):
+        assert g.dtype == e.dtype and g.shape == e.shape, name
+        # the same FP8 GEMMs; the SwiGLU's gradient formed by other float32 steps, which can flip a bf16 rounding
+        # and so an FP8 one of an element of the dgrad's operand
+        assert cosine(g, e) > 0.9999, (name, cosine(g, e))
+    if kernels_active() and dtype == BF16 and f % 128 == 0:
+        text = jax.jit(jax.grad(loss(dispatched_swiglu), argnums=(0, 1, 2))).lower(x, rhs, w).compile().as_text()
+        assert _KERNEL.search(text)
+
+
+def test_dispatched_swiglu_bad_row_weights():
+    x, order, top_k, rhs, sizes, w = _moe_operands(F32, 128)
+    with pytest.raises(ValueError, match="row_weights"):
+        dispatched_swiglu(x, order, top_k, rhs, sizes, w[:-1])
+    with pytest.raises(ValueError, match="odd"):
+        dispatched_swiglu(x, order, top_k, rhs[..., :-1], sizes, w)

@@ -6,8 +6,9 @@ pass fused with the per-token FP8 quantization that the next GEMM's backward tak
          sigmoid(g), computed in float32 and rounded once;
   data, scale  per_token_cast_to_fp8(dx), bit for bit (of dx as returned): the dgrad GEMM's A operand;
   dw     float32 [rows]: sum over the row of dh * silu(g) * u, w's gradient.
-As XLA fusions this is two passes over x and dh (dx, dw) and the quantization's pass over dx; on sm_90 with the kernels,
-for bfloat16 x and dh with F a multiple of 128, one kernel reads x and dh once (`cuda/jax_deepgemm/swiglu_backward.cuh`).
+As XLA fusions this is two passes over x and dh (dx, dw) and the quantization's pass over dx; on sm_90 with the
+kernels, for bfloat16 x and dh with F a multiple of 128, one kernel reads x and dh once
+(`cuda/jax_deepgemm/swiglu_backward.cuh`).
 Its silu uses the GPU's fast exponential: dx and dw agree with the reference below to float32 rounding before dx's own
 rounding (so dx within one bfloat16 unit in the last place).
 
@@ -89,10 +90,12 @@ def _kernel_applies(x) -> bool:
 
 def _kernel(x, dh, w):
     rows, cols = x.shape
-    call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct((1,) + s, d) for s, d in _shapes(x)))
-    dx, data, scale, dw = call(x[None], dh[None], w[None], batch=1, rows=rows, cols=cols, rblocks=ceil_div(rows, BLOCK),
-                               x_rows=rows, arch=runtime.ARCH, in_f32=False, per_block=False, block_map=False,
-                               row_map=False, untransposed=False, rowwise=False, swiglu_backward=True)
+    dx, data, scale, dw = _shapes(x)  # (the handler's results: out and scale, then dx and dw)
+    results = tuple(jax.ShapeDtypeStruct((1,) + s, d) for s, d in (data, scale, dx, dw))
+    data, scale, dx, dw = jax.ffi.ffi_call(QUANTIZE_T_TARGET, results)(
+        x[None], dh[None], w[None], batch=1, rows=rows, cols=cols, rblocks=ceil_div(rows, BLOCK), x_rows=rows,
+        arch=runtime.ARCH, in_f32=False, per_block=False, block_map=False, row_map=False, untransposed=False,
+        rowwise=False, swiglu_backward=True)
     return dx[0], data[0], scale[0], dw[0]
 
 

@@ -11,7 +11,7 @@ sum). Written by hand, can XLA do both in one pass? Forms:
   fused        jax_deepgemm.swiglu.swiglu_backward: d(gate_up), its FP8 operand and dw (one kernel on sm_90)
 Each form's kernels per call (profiler, L2 flushed), its fusions, and its results against autodiff's.
 
-    python benchmarks/experiments/swiglu_backward.py [M F]
+    python benchmarks/experiments/swiglu_backward.py [M F [FORM ...]]
 """
 
 import sys
@@ -71,8 +71,9 @@ k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
 args = (jax.random.normal(k1, (M, 2 * F), jnp.bfloat16), jax.random.uniform(k2, (M, 1), jnp.float32, 0.1, 1.0),
         jax.random.normal(k3, (M, F), jnp.bfloat16))
 want = [np.asarray(x, np.float64) for x in jax.jit(autodiff)(*args)]
-for name, fn in (("autodiff", autodiff), ("explicit", explicit), ("concat_sum", concat_sum),
-                 ("autodiff_q", autodiff_q), ("fused", fused)):
+FORMS = {"autodiff": autodiff, "explicit": explicit, "concat_sum": concat_sum, "autodiff_q": autodiff_q, "fused": fused}
+for name in sys.argv[3:] or FORMS:
+    fn = FORMS[name]
     hlo = jax.jit(fn).lower(*args).compile().as_text()
     entry = hlo[hlo.index("ENTRY"):]
     fusions = [line.split("=")[0].strip() for line in entry.splitlines() if " fusion(" in line]

@@ -47,8 +47,9 @@ def swiglu(x, w, dtype):
 
 
 def swiglu_backward(x, dh, w):
-    """x = [g | u] [rows, 2F], dh [rows, F] (h's gradient), w [rows] -> (dx [rows, 2F] in x.dtype, (data
-    float8_e4m3fn [rows, 2F], scale float32 [rows, ceil(2F / 128)]), dw float32 [rows]); see the module's text."""
+    """x = [g | u] [rows, 2F], dh [rows, F] (h's gradient, taken in x.dtype), w [rows] -> (dx [rows, 2F] in x.dtype,
+    (data float8_e4m3fn [rows, 2F], scale float32 [rows, ceil(2F / 128)]), dw float32 [rows]); see the module's
+    text."""
     fn = "swiglu_backward"
     if jnp.ndim(x) != 2 or x.shape[1] % 2:
         raise ValueError(f"{fn}: x must be [rows, 2F] (gate and up side by side), got shape {jnp.shape(x)}")

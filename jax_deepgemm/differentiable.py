@@ -13,6 +13,9 @@ The transposed operands (W^T, X^T, grad^T; ragged_dot's through a block map of i
 step from 8.6 to 6.0 ms of kernels, folding the MoE dispatch into the operands (dispatched_ragged_dot) to 5.7, and
 its combine (combined_ragged_dot) to 5.5 (2026-11-29; benchmarks/NOTES.md 100-103). The per-token quantizations of
 the GEMMs' A operands (x, grad) take `token_cast_to_fp8`: per_token_cast_to_fp8's exact result, one kernel on sm_90.
+The MoE layer's first GEMM and its weighted SwiGLU are one step (`dispatched_swiglu`), whose backward forms the
+SwiGLU's gradients and the dgrad's FP8 operand in one kernel (swiglu.py): the step -73 us on an H200 (2026-12-01,
+benchmarks/NOTES.md 125).
 """
 
 from __future__ import annotations

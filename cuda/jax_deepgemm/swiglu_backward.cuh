@@ -6,8 +6,9 @@
 //   dg = dh * w * u * s * (1 + g * (1 - s)),   du = dh * w * silu(g),   dw = sum over the row of dh * silu(g) * u
 // in float32. Results: dx = [dg | du] rounded to bfloat16 [rows, 2F]; dx's per_token_cast_to_fp8 (out [rows, 2F],
 // scale [rows, 2F / 128]) formed from the rounded dx with fp8_cast.cuh's arithmetic, so bit for bit the helper's
-// result on that dx; and dw float32 [rows]. As XLA fusions this is three passes (dx, dw, and the quantization reading
-// dx back): on an H200, ~127 us plus the quantization's for x [16384, 4096] (benchmarks/NOTES.md 124).
+// result on that dx; and dw float32 [rows]. As XLA fusions and the rowwise cast this is three passes (dx, dw, and the
+// quantization reading dx back): 186 us for x [16384, 4096] on an H200, this kernel 112 us (2026-12-01,
+// benchmarks/NOTES.md 125).
 //
 // One warp per row. Lane l holds columns 8 l .. 8 l + 7 of each 256-column chunk of g, u and dh as 16-byte vectors;
 // a 128-column scale block of dx lies in 16 adjacent lanes, whose shuffles form its amax. F is a multiple of 128 (the

@@ -22,6 +22,15 @@
 //   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
+//   JDG_Q_SWIGLU     1 (with JDG_Q_BLOCK_MAP 1, every other macro 0, batch 1): the tiles are not read from x but
+//                    formed: the weighted SwiGLU's input gradient dx = [dg | du] (swiglu_grad.cuh) of x = [g | u]
+//                    [rows, cols], dh = grad [rows, cols / 2] and w = row_weight [rows], rounded to bfloat16. Besides
+//                    dx^T's quantization through the block map (the MoE weight gradient's token-major operand), the
+//                    kernel writes dx's rowwise one (row_out, row_scale: the dgrad's A operand) and w's gradient in
+//                    partial sums over each 128 columns of dh (row_weight_grad [rows, cols / 256]). The map's blocks
+//                    hold rows [0, *cover_end) once each (the caller's group_block_map); row blocks rblocks .. of the
+//                    grid are the tail, rows [*cover_end, rows), which get only the rowwise results. No dx is
+//                    written: it would be 2 bytes per element out and back in (NOTES 127).
 //
 // The arithmetic (fp8_cast.cuh) is jax_deepgemm.quantization's as XLA compiles it for the GPU: the results equal the
 // helpers' there bit for bit.
@@ -38,6 +47,9 @@
 
 #include <jax_deepgemm/fp8_cast.cuh>
 #include <jax_deepgemm/fp8_quantize_abi.h>
+#if JDG_Q_SWIGLU
+#include <jax_deepgemm/swiglu_grad.cuh>
+#endif
 
 #ifndef JDG_Q_IN_F32
 #error "JDG_Q_IN_F32 must be defined"
@@ -59,6 +71,13 @@
 #endif
 #if JDG_Q_ROWWISE && (JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED)
 #error "JDG_Q_ROWWISE needs JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP, JDG_Q_ROW_MAP and JDG_Q_UNTRANSPOSED 0"
+#endif
+#ifndef JDG_Q_SWIGLU
+#define JDG_Q_SWIGLU 0
+#endif
+#if JDG_Q_SWIGLU && (JDG_Q_IN_F32 || JDG_Q_PER_BLOCK || !JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED || \
+                     JDG_Q_ROWWISE)
+#error "JDG_Q_SWIGLU needs JDG_Q_BLOCK_MAP 1 and JDG_Q_IN_F32, JDG_Q_PER_BLOCK, JDG_Q_ROW_MAP, JDG_Q_UNTRANSPOSED 0"
 #endif
 #if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP)
 #error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0 and JDG_Q_ROW_MAP 0"
@@ -169,6 +188,65 @@ __device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (
   return b;
 }
 
+#if JDG_Q_SWIGLU
+// CTA index -> (row block, column tile of dx) with the tiles of dg and du in pairs, dg's tile p then du's tile p
+// (both read g's and dh's tile p: the second from L2). Row blocks past rblocks are the tail (above). Forms this
+// thread's kRows rows of kVec columns of dx into v (zeros past the block's rows) and, in dg's tiles, their terms of
+// w's gradient summed over its kVec columns into dw.
+__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk (&v)[kRows], float (&dw)[kRows]) {
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  const int f_tiles = args.cblocks / 2;
+  const int pair = static_cast<int>(blockIdx.x % args.cblocks) / 2;
+  const bool up = blockIdx.x % 2;  // (cblocks is even)
+  Block b;
+  b.cblock = (up ? f_tiles : 0) + pair;
+  b.rblock = static_cast<int>(blockIdx.x / args.cblocks);
+  b.batch = 0;
+  b.col0 = static_cast<long long>(b.cblock) * kBlock + chunk * kVec;
+  b.in_cols = true;
+  if (b.rblock < args.rblocks) {
+    b.count = min(min(max(static_cast<long long>(args.block_rows[b.rblock]), 0LL), static_cast<long long>(kBlock)),
+                  args.rows);
+    b.src = min(max(static_cast<long long>(args.block_src[b.rblock]), 0LL), args.rows - b.count);
+  } else {
+    const long long cover = min(max(static_cast<long long>(__ldg(args.cover_end)), 0LL), args.rows);
+    const long long first = static_cast<long long>(b.rblock - args.rblocks) * kBlock;
+    b.src = max(first, cover);
+    b.count = max(min(first + kBlock, args.rows) - b.src, 0LL);
+  }
+  const long long f = args.cols / 2, c = static_cast<long long>(pair) * kBlock + chunk * kVec;
+  const Input* g_at = static_cast<const Input*>(args.x) + b.src * args.cols + c;
+  const Input* dh_at = static_cast<const Input*>(args.grad) + b.src * f + c;
+  Chunk g[kRows], u[kRows], d[kRows];
+  float w[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    const int r = group * kRows + i;
+    const bool in = r < b.count;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+    g[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols)) : zero;
+    u[i].bits = in && !up ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols + f)) : zero;
+    d[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(dh_at + r * f)) : zero;
+    w[i] = in ? __ldg(args.row_weight + b.src + r) : 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    dw[i] = 0.0f;
+    Chunk dg, du;
+#pragma unroll
+    for (int p = 0; p < kVec / 2; ++p) {
+      const unsigned int* words[3] = {reinterpret_cast<const unsigned int*>(g[i].v),
+                                      reinterpret_cast<const unsigned int*>(u[i].v),
+                                      reinterpret_cast<const unsigned int*>(d[i].v)};
+      swiglu_grad::pair(words[0][p], words[1][p], words[2][p], w[i], reinterpret_cast<unsigned int*>(dg.v)[p],
+                        reinterpret_cast<unsigned int*>(du.v)[p], dw[i]);
+    }
+    v[i].bits = up ? du.bits : dg.bits;
+  }
+  return b;
+}
+#endif
+
 // max |x| over one vector: NaN if any element is NaN.
 __device__ __forceinline__ float vector_amax(const Chunk& c) {
 #if JDG_Q_IN_F32
@@ -184,6 +262,44 @@ __device__ __forceinline__ float vector_amax(const Chunk& c) {
     packed = __vmaxu2(packed, reinterpret_cast<const unsigned int*>(c.v)[p] & 0x7fff7fffu);
   return max_nan(__uint_as_float(packed << 16), __uint_as_float(packed & 0xffff0000u));
 #endif
+}
+
+// The per-token quantization of the block's rows (out [rows, cols], scale [rows, cblocks] of batch entry 0 onwards):
+// a row's 128 columns lie in the kChunks adjacent lanes, whose shuffles form its amax; each thread stores its own
+// kVec bytes of each of its rows (a warp's store: 256 or 128 contiguous bytes of output rows).
+__device__ __forceinline__ void store_rows(const Fp8QuantizeArgs& args, const Block& block, const Chunk (&v)[kRows],
+                                           unsigned char* out, float* scale) {
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  const long long first = block.batch * args.rows + block.src;  // the block's first row of out and scale
+  out += first * args.cols + block.col0;
+  scale += first * args.cblocks + block.cblock;
+  const long long cols = args.cols, cblocks = args.cblocks;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    float amax = vector_amax(v[i]);
+#pragma unroll
+    for (int offset = kChunks / 2; offset > 0; offset /= 2)
+      amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const int r = group * kRows + i;
+    if (r >= block.count) continue;  // (uniform over the row's lanes; after the shuffles, which every lane joins)
+    const float s = scale_of(amax);
+    if (chunk == 0) scale[r * cblocks] = s;
+    if (!block.in_cols) continue;
+    unsigned int word[kVec / 4];
+#pragma unroll
+    for (int q = 0; q < kVec / 4; ++q) {
+      float f[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) f[j] = to_f32(v[i].v[4 * q + j]);
+      word[q] = quantize_x4(f, s);
+    }
+    // (aligned: cols and col0 are multiples of kVec)
+    if constexpr (kVec == 8) {
+      *reinterpret_cast<uint2*>(out + r * cols) = make_uint2(word[0], word[1]);
+    } else {
+      *reinterpret_cast<unsigned int*>(out + r * cols) = word[0];
+    }
+  }
 }
 
 }  // namespace fp8_quantize
@@ -203,7 +319,24 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   Chunk v[kRows];
+#if JDG_Q_SWIGLU
+  float dw[kRows];
+  const Block block = swiglu_block(args, v, dw);
+  store_rows(args, block, v, args.row_out, args.row_scale);
+  if (block.cblock < args.cblocks / 2) {  // dg's tile: w's gradient, summed over its columns of dh
+    float* partial = args.row_weight_grad + block.src * (args.cblocks / 2) + block.cblock;
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+      for (int offset = kChunks / 2; offset > 0; offset /= 2) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], offset);
+      const int r = group * kRows + i;
+      if (chunk == 0 && r < block.count) partial[static_cast<long long>(r) * (args.cblocks / 2)] = dw[i];
+    }
+  }
+  if (block.rblock >= args.rblocks) return;  // the tail: rows of no group (uniform over the CTA)
+#else
   const Block block = load_block(args, v);
+#endif
   const int cblock = block.cblock, rblock = block.rblock;
   const long long batch = block.batch;
 
@@ -352,39 +485,9 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_fp8_quantize_rows(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::fp8_quantize;
-  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   Chunk v[kRows];
   const Block block = load_block(args, v);
-  const long long first = block.batch * args.rows + block.src;  // the block's first row of out and scale
-  unsigned char* out = args.out + first * args.cols + block.col0;
-  float* scale_out = args.scale + first * args.cblocks + block.cblock;
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    // The row's amax: this thread's columns, then the kChunks adjacent lanes that hold the row's other columns.
-    float amax = vector_amax(v[i]);
-#pragma unroll
-    for (int offset = kChunks / 2; offset > 0; offset /= 2)
-      amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-    const int r = group * kRows + i;
-    if (r >= block.count) continue;  // (uniform over the row's lanes; after the shuffles, which every lane joins)
-    const float scale = scale_of(amax);
-    if (chunk == 0) scale_out[static_cast<long long>(r) * args.cblocks] = scale;
-    if (!block.in_cols) continue;
-    unsigned int word[kVec / 4];
-#pragma unroll
-    for (int q = 0; q < kVec / 4; ++q) {
-      float f[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) f[j] = to_f32(v[i].v[4 * q + j]);
-      word[q] = quantize_x4(f, scale);
-    }
-    // (aligned: cols and col0 are multiples of kVec)
-    if constexpr (kVec == 8) {
-      *reinterpret_cast<uint2*>(out + r * args.cols) = make_uint2(word[0], word[1]);
-    } else {
-      *reinterpret_cast<unsigned int*>(out + r * args.cols) = word[0];
-    }
-  }
+  store_rows(args, block, v, args.out, args.scale);
 }
 
 #endif  // JDG_Q_ROWWISE

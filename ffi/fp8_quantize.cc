@@ -279,7 +279,7 @@ ffi::Error execute_swiglu_grouped(cu::CUstream stream, std::int32_t device, Fp8Q
                                        "row_out, row_scale, dw_partial), got " + std::to_string(1 + operands.size()) +
                                        " and " + std::to_string(2 + rest.size()));
   void* in_data[5];
-  ffi::AnyBuffer* res_buffers[3];
+  std::optional<ffi::AnyBuffer> res_buffers[3];  // (copies: the results' handles outlive the lambda's locals)
   auto operand = [&](int i, const char* name, DataType type, std::initializer_list<std::int64_t> dims) {
     auto buffer = operands.get<ffi::AnyBuffer>(i);
     if (!buffer.has_value()) return buffer.error();
@@ -289,7 +289,7 @@ ffi::Error execute_swiglu_grouped(cu::CUstream stream, std::int32_t device, Fp8Q
   auto result = [&](int i, const char* name, DataType type, std::initializer_list<std::int64_t> dims) {
     auto buffer = rest.get<ffi::AnyBuffer>(i);
     if (!buffer.has_value()) return buffer.error();
-    res_buffers[i] = &**buffer;
+    res_buffers[i] = **buffer;
     return check_buffer(kTarget, name, **buffer, type, dims);
   };
   for (ffi::Error e : {check_buffer(kTarget, "x", x, DataType::BF16, {1, r, c}),
@@ -323,7 +323,7 @@ ffi::Error execute_swiglu_grouped(cu::CUstream stream, std::int32_t device, Fp8Q
   args.x_rows = r;
   args.rblocks = static_cast<int>(nb);
   args.cblocks = static_cast<int>(p.cblocks());
-  return launch(stream, device, state, args, ctas, {out, scale, res_buffers[0], res_buffers[1], res_buffers[2]});
+  return launch(stream, device, state, args, ctas, {out, scale, &*res_buffers[0], &*res_buffers[1], &*res_buffers[2]});
 }
 
 // EXECUTE: check the buffers, launch. No allocation, no synchronisation.

@@ -4,8 +4,8 @@ swiglu_backward_grouped: its FP8 results are swiglu_backward's and the token-maj
 dx through the groups' block map, bit for bit, whatever the group sizes hold; its dw against the oracle.
 dispatched_swiglu: the MoE layer's first GEMM with the SwiGLU, whose values and gradients equal the two steps apart
 (autodiff of dispatched_ragged_dot then the SwiGLU). On CPU this checks the reference lowering; with an sm_90 GPU the
-bfloat16 cases with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the reference), outputs
-poisoned before each launch, also inside a jitted lax.scan."""
+bfloat16 cases with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the
+reference), outputs poisoned before each launch, also inside a jitted lax.scan."""
 
 from __future__ import annotations
 

@@ -20,6 +20,28 @@ from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8
 M, F, G = (int(v) for v in sys.argv[1:4]) if len(sys.argv) > 3 else (16384, 2048, 16)
 
 
+def time_us(fn, args, iters=20):
+    """Median kernel time per call after an L2 flush (bench.profile's method; the flush negates its buffer, since
+    the forms' own XLA fusions may share the name of bench's additive flush)."""
+    jitted, buf = jax.jit(fn), [jnp.zeros((bench.flush_bytes // 4096, 1024), jnp.float32)]
+    flip = jax.jit(jnp.negative, donate_argnums=0)
+
+    def flush():
+        buf[0] = flip(buf[0])
+        jax.block_until_ready(buf[0])
+
+    def calls():
+        for _ in range(iters):
+            flush()
+            jax.block_until_ready(jitted(*args))
+
+    for _ in range(3):
+        flush()
+        jax.block_until_ready(jitted(*args))
+    flush_names = {name for name, _, _ in bench._trace_kernels(flush)}
+    return float(np.median(bench.per_call_us(bench._trace_kernels(calls), flush_names, None, iters)))
+
+
 def two_kernels(gate_up, dh, w, sizes):
     d_gate_up, rowwise, dw = swiglu_backward(gate_up, dh, w)
     return rowwise, transposed_cast_to_fp8(d_gate_up, block_map=group_block_map(sizes, M)[:2]), dw
@@ -40,7 +62,7 @@ print(f"M {M}, F {F}, groups {sizes.tolist()}")
 results = {}
 for name, fn in (("two_kernels", two_kernels), ("grouped", grouped)):
     results[name] = jax.jit(fn)(*args)
-    times = [bench.profile(fn, args, iters=20, kernel_prefix=None, wall_rounds=0)["us"] for _ in range(2)]
+    times = [time_us(fn, args) for _ in range(2)]
     print(f"{name:12s} {times[0]:7.1f} / {times[1]:7.1f} us", flush=True)
 a, b = (jax.tree.leaves(results[n]) for n in ("two_kernels", "grouped"))
 for i, (x, y) in enumerate(zip(a[:4], b[:4])):

@@ -192,7 +192,8 @@ ffi::Error Initialize(std::int32_t device, Fp8QuantizeState* state) {
 
 // Poisons the results when asked (DG_POISON_OUTPUTS), then launches the kernel on `ctas` CTAs.
 ffi::Error launch(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* state, Fp8QuantizeArgs& args,
-                  std::int64_t ctas, std::initializer_list<ffi::AnyBuffer*> results) {
+                  std::int64_t ctas, std::initializer_list<ffi::AnyBuffer*> results,
+                  int threads = kFp8QuantizeThreads) {
   auto loaded = ensure_loaded(state, device);  // normally done at initialize already
   if (!loaded.has_value()) return loaded.error();
   const cu::DriverApi& driver = cu::driver();
@@ -207,7 +208,7 @@ ffi::Error launch(cu::CUstream stream, std::int32_t device, Fp8QuantizeState* st
   cu::CUlaunchConfig config{};
   config.grid_dim[0] = static_cast<unsigned>(ctas);
   config.grid_dim[1] = config.grid_dim[2] = 1;
-  config.block_dim[0] = kFp8QuantizeThreads;
+  config.block_dim[0] = threads;
   config.block_dim[1] = config.block_dim[2] = 1;
   config.stream = stream;
   cu::CUresult r = driver.cuLaunchKernelEx(&config, (*loaded)->function, params, nullptr);
@@ -303,7 +304,8 @@ ffi::Error execute_swiglu_grouped(cu::CUstream stream, std::int32_t device, Fp8Q
   if (auto e = check_buffer(kTarget, "out (result)", *out, DataType::F8E4M3FN, {1, c, p.out_rows()}); e.failure())
     return e;
   if (auto e = check_buffer(kTarget, "scale (result)", *scale, DataType::F32, {1, nb, c}); e.failure()) return e;
-  const std::int64_t ctas = (nb + (r + kFp8QuantizeBlock - 1) / kFp8QuantizeBlock) * p.cblocks();
+  // one CTA per row block (the map's, then the tail's) and pair of dx's column tiles (dg's and du's)
+  const std::int64_t ctas = (nb + (r + kFp8QuantizeBlock - 1) / kFp8QuantizeBlock) * (p.cblocks() / 2);
   if (ctas == 0) return ffi::Error::Success();
   Fp8QuantizeArgs args{};
   args.x = x.untyped_data();
@@ -323,7 +325,8 @@ ffi::Error execute_swiglu_grouped(cu::CUstream stream, std::int32_t device, Fp8Q
   args.x_rows = r;
   args.rblocks = static_cast<int>(nb);
   args.cblocks = static_cast<int>(p.cblocks());
-  return launch(stream, device, state, args, ctas, {out, scale, &*res_buffers[0], &*res_buffers[1], &*res_buffers[2]});
+  return launch(stream, device, state, args, ctas, {out, scale, &*res_buffers[0], &*res_buffers[1], &*res_buffers[2]},
+                kSwigluGroupedThreads);
 }
 
 // EXECUTE: check the buffers, launch. No allocation, no synchronisation.

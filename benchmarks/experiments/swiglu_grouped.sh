@@ -3,7 +3,7 @@
 # both with pip --target. swiglu_grouped.py's two forms with the new package (bits compared); the MoE step's kernels
 # (step_kernels.py moe_x_bf16), old / new, two rounds; then the sent tree installed editable and the GPU tests of
 # test_swiglu.py, test_transposed_cast.py, test_nn.py, test_remat.py, test_moe_expert_parallel.py,
-# test_differentiable.py and test_hostile_data.py (8 processes); then the demo.
+# test_differentiable.py and test_hostile_data.py (8 processes; TESTS: other files); then the demo.
 . "$(dirname "$0")/prelude.sh"
 . tools/ab_side.sh
 ab_install new . old .abtrees/423efd4
@@ -18,8 +18,8 @@ done
 grep -E "us of kernels" "$OUT/steps.txt"
 build
 mkdir -p "$OUT/logs"
-python -m pytest tests/test_swiglu.py tests/test_transposed_cast.py tests/test_nn.py tests/test_remat.py \
-  tests/test_moe_expert_parallel.py tests/test_differentiable.py tests/test_hostile_data.py --collect-only -q \
+python -m pytest ${TESTS:-tests/test_swiglu.py tests/test_transposed_cast.py tests/test_nn.py tests/test_remat.py \
+  tests/test_moe_expert_parallel.py tests/test_differentiable.py tests/test_hostile_data.py} --collect-only -q \
   -p no:cacheprovider 2>/dev/null | grep "::" > /tmp/ids.txt
 split -n r/8 -d /tmp/ids.txt /tmp/ids_
 for f in /tmp/ids_*; do

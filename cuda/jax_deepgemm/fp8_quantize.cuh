@@ -30,14 +30,15 @@
 //                    partial sums over each 128 columns of dh (row_weight_grad [rows, cols / 256]). The map's blocks
 //                    hold rows [0, *cover_end) once each (the caller's group_block_map); row blocks rblocks .. of the
 //                    grid are the tail, rows [*cover_end, rows), which get only the rowwise results. No dx is
-//                    written: it would be 2 bytes per element out and back in (NOTES 127).
+//                    written: it would be 2 bytes per element out and back in (NOTES 127). A CTA forms the tiles
+//                    of dg and du at the same columns (one exponential per element of g).
 //
 // The arithmetic (fp8_cast.cuh) is jax_deepgemm.quantization's as XLA compiles it for the GPU: the results equal the
 // helpers' there bit for bit.
 //
 // One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or 4
 // float32 adjacent columns; cols is a multiple of 8 / 4, the host checks) of 8 or 16 consecutive rows: 128 or 256 bytes
-// in flight per thread. Transposing: the column amaxes meet through warp shuffles and shared memory; each thread then
+// in flight per thread. (JDG_Q_SWIGLU: a pair of column tiles, 512 threads of 4 rows each.) Transposing: the column amaxes meet through warp shuffles and shared memory; each thread then
 // turns its rows of each of its columns into 8 or 16 consecutive bytes of one output row, stored into a shared 128 x
 // 128 byte tile (XOR-swizzled: no bank conflicts), which the CTA writes out as 128-byte segments of output rows.
 // Rowwise: a row's 128 columns lie in the 16 (bfloat16) or 32 (float32) adjacent lanes of one warp, whose shuffles
@@ -89,7 +90,9 @@ namespace fp8_quantize {
 using namespace fp8_cast;
 
 constexpr int kBlock = kFp8QuantizeBlock;  // 128: rows per block, columns per tile
-constexpr int kThreads = kFp8QuantizeThreads;
+// (JDG_Q_SWIGLU: twice the threads, each with half the rows: its three operand tiles and two result tiles in 256
+// threads' registers took ptxas 250 registers, one CTA per SM, or spills at 128)
+constexpr int kThreads = JDG_Q_SWIGLU ? kSwigluGroupedThreads : kFp8QuantizeThreads;
 constexpr int kWarps = kThreads / 32;
 
 #if JDG_Q_IN_F32
@@ -104,7 +107,7 @@ __device__ __forceinline__ float to_f32(Input v) { return __uint_as_float(static
 constexpr int kVec = 16 / sizeof(Input);       // 8 (bf16) or 4 (f32)
 constexpr int kChunks = kBlock / kVec;         // 16-byte chunks per tile row
 constexpr int kRowGroups = kThreads / kChunks;
-constexpr int kRows = kBlock / kRowGroups;     // 8 (bf16) or 16 (f32): bytes per column in the FP8 output
+constexpr int kRows = kBlock / kRowGroups;     // 8 (bf16) or 16 (f32), 4 with JDG_Q_SWIGLU: bytes per column out
 constexpr int kUnits = kBlock / kRows;         // kRows-byte units per 128-byte output row segment
 static_assert(kChunks <= 32 && kRows * kRowGroups == kBlock, "tile split");
 
@@ -189,18 +192,17 @@ __device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (
 }
 
 #if JDG_Q_SWIGLU
-// CTA index -> (row block, column tile of dx) with the tiles of dg and du in pairs, dg's tile p then du's tile p
-// (both read g's and dh's tile p: the second from L2). Row blocks past rblocks are the tail (above). Forms this
-// thread's kRows rows of kVec columns of dx into v (zeros past the block's rows) and, in dg's tiles, their terms of
-// w's gradient summed over its kVec columns into dw.
-__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk (&v)[kRows], float (&dw)[kRows]) {
+// CTA index -> (row block, pair of column tiles of dx: dg's tile p and du's, both formed from g's, u's and dh's tile
+// p), the pair fastest; row blocks past rblocks are the tail (above). Forms this thread's kRows rows of kVec columns
+// of dg and du (zeros past the block's rows) and the terms of w's gradient summed over its kVec columns into dw.
+// Returns the block of dg's tile (du's is cblocks / 2 tiles to the right).
+__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk (&dg)[kRows], Chunk (&du)[kRows],
+                                              float (&dw)[kRows]) {
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
-  const int f_tiles = args.cblocks / 2;
-  const int pair = static_cast<int>(blockIdx.x % args.cblocks) / 2;
-  const bool up = blockIdx.x % 2;  // (cblocks is even)
+  const int pairs = args.cblocks / 2;  // (cblocks is even: cols is a multiple of 256)
   Block b;
-  b.cblock = (up ? f_tiles : 0) + pair;
-  b.rblock = static_cast<int>(blockIdx.x / args.cblocks);
+  b.cblock = static_cast<int>(blockIdx.x % pairs);
+  b.rblock = static_cast<int>(blockIdx.x / pairs);
   b.batch = 0;
   b.col0 = static_cast<long long>(b.cblock) * kBlock + chunk * kVec;
   b.in_cols = true;
@@ -214,9 +216,9 @@ __device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk
     b.src = max(first, cover);
     b.count = max(min(first + kBlock, args.rows) - b.src, 0LL);
   }
-  const long long f = args.cols / 2, c = static_cast<long long>(pair) * kBlock + chunk * kVec;
-  const Input* g_at = static_cast<const Input*>(args.x) + b.src * args.cols + c;
-  const Input* dh_at = static_cast<const Input*>(args.grad) + b.src * f + c;
+  const long long f = args.cols / 2;
+  const Input* g_at = static_cast<const Input*>(args.x) + b.src * args.cols + b.col0;
+  const Input* dh_at = static_cast<const Input*>(args.grad) + b.src * f + b.col0;
   Chunk g[kRows], u[kRows], d[kRows];
   float w[kRows];
 #pragma unroll
@@ -225,23 +227,20 @@ __device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk
     const bool in = r < b.count;
     const uint4 zero = make_uint4(0, 0, 0, 0);
     g[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols)) : zero;
-    u[i].bits = in && !up ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols + f)) : zero;
+    u[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols + f)) : zero;
     d[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(dh_at + r * f)) : zero;
     w[i] = in ? __ldg(args.row_weight + b.src + r) : 0.0f;
   }
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     dw[i] = 0.0f;
-    Chunk dg, du;
 #pragma unroll
-    for (int p = 0; p < kVec / 2; ++p) {
-      const unsigned int* words[3] = {reinterpret_cast<const unsigned int*>(g[i].v),
-                                      reinterpret_cast<const unsigned int*>(u[i].v),
-                                      reinterpret_cast<const unsigned int*>(d[i].v)};
-      swiglu_grad::pair(words[0][p], words[1][p], words[2][p], w[i], reinterpret_cast<unsigned int*>(dg.v)[p],
-                        reinterpret_cast<unsigned int*>(du.v)[p], dw[i]);
-    }
-    v[i].bits = up ? du.bits : dg.bits;
+    for (int p = 0; p < kVec / 2; ++p)
+      swiglu_grad::pair(reinterpret_cast<const unsigned int*>(g[i].v)[p],
+                        reinterpret_cast<const unsigned int*>(u[i].v)[p],
+                        reinterpret_cast<const unsigned int*>(d[i].v)[p], w[i],
+                        reinterpret_cast<unsigned int*>(dg[i].v)[p], reinterpret_cast<unsigned int*>(du[i].v)[p],
+                        dw[i]);
   }
   return b;
 }
@@ -302,41 +301,18 @@ __device__ __forceinline__ void store_rows(const Fp8QuantizeArgs& args, const Bl
   }
 }
 
-}  // namespace fp8_quantize
-}  // namespace jdg
-
-#if !JDG_Q_ROWWISE
-extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
-    jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
-  using namespace jdg::fp8_quantize;
+// dx^T's quantization of the block's tile (the transposing kernel's work after its load): column amaxes, scales, and
+// the FP8 tile through shared memory to out (with JDG_Q_UNTRANSPOSED also x's own layout to out_untransposed).
+__device__ __forceinline__ void store_transposed(const Fp8QuantizeArgs& args, const Block& block,
+                                                 const Chunk (&v)[kRows]) {
   __shared__ float column_amax[kWarps][kBlock];
   __shared__ float column_scale[kBlock];
   __shared__ __align__(16) unsigned char tile[kBlock * kBlock];
 #if JDG_Q_PER_BLOCK
   __shared__ float block_amax[kBlock / 32];  // one per warp of the first 128 threads
 #endif
-
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
-  Chunk v[kRows];
-#if JDG_Q_SWIGLU
-  float dw[kRows];
-  const Block block = swiglu_block(args, v, dw);
-  store_rows(args, block, v, args.row_out, args.row_scale);
-  if (block.cblock < args.cblocks / 2) {  // dg's tile: w's gradient, summed over its columns of dh
-    float* partial = args.row_weight_grad + block.src * (args.cblocks / 2) + block.cblock;
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-#pragma unroll
-      for (int offset = kChunks / 2; offset > 0; offset /= 2) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], offset);
-      const int r = group * kRows + i;
-      if (chunk == 0 && r < block.count) partial[static_cast<long long>(r) * (args.cblocks / 2)] = dw[i];
-    }
-  }
-  if (block.rblock >= args.rblocks) return;  // the tail: rows of no group (uniform over the CTA)
-#else
-  const Block block = load_block(args, v);
-#endif
   const int cblock = block.cblock, rblock = block.rblock;
   const long long batch = block.batch;
 
@@ -419,8 +395,10 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     unsigned char* to = tile + tile_offset(col, group);
     if constexpr (kRows == 16) {
       *reinterpret_cast<uint4*>(to) = make_uint4(word[0], word[1], word[2], word[3]);
-    } else {
+    } else if constexpr (kRows == 8) {
       *reinterpret_cast<uint2*>(to) = make_uint2(word[0], word[1]);
+    } else {
+      *reinterpret_cast<unsigned int*>(to) = word[0];
     }
 #if JDG_Q_UNTRANSPOSED
 #pragma unroll
@@ -472,13 +450,50 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     if (aligned && r + kRows <= args.out_rows) {
       if constexpr (kRows == 16) {
         *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
-      } else {
+      } else if constexpr (kRows == 8) {
         *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(from);
+      } else {
+        *reinterpret_cast<unsigned int*>(to) = *reinterpret_cast<const unsigned int*>(from);
       }
     } else {
       for (int b = 0; b < kRows && r + b < args.out_rows; ++b) to[b] = from[b];
     }
   }
+}
+
+}  // namespace fp8_quantize
+}  // namespace jdg
+
+#if !JDG_Q_ROWWISE
+extern "C" __global__ void __launch_bounds__(jdg::fp8_quantize::kThreads)
+    jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
+  using namespace jdg::fp8_quantize;
+  Chunk v[kRows];
+#if JDG_Q_SWIGLU
+  // dg's tile (v) and du's: their rowwise quantizations, w's gradient's partial sums, then (rows of a group) dx^T's
+  Chunk du[kRows];
+  float dw[kRows];
+  const Block block = swiglu_block(args, v, du, dw);
+  Block up = block;
+  up.cblock += args.cblocks / 2;
+  up.col0 += args.cols / 2;
+  store_rows(args, block, v, args.row_out, args.row_scale);
+  store_rows(args, up, du, args.row_out, args.row_scale);
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  float* partial = args.row_weight_grad + block.src * (args.cblocks / 2) + block.cblock;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+#pragma unroll
+    for (int offset = kChunks / 2; offset > 0; offset /= 2) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], offset);
+    const int r = group * kRows + i;
+    if (chunk == 0 && r < block.count) partial[static_cast<long long>(r) * (args.cblocks / 2)] = dw[i];
+  }
+  if (block.rblock >= args.rblocks) return;  // the tail: rows of no group (uniform over the CTA)
+  store_transposed(args, block, v);
+  store_transposed(args, up, du);
+#else
+  store_transposed(args, load_block(args, v), v);
+#endif
 }
 #else  // JDG_Q_ROWWISE
 

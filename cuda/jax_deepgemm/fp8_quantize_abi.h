@@ -6,6 +6,7 @@ namespace jdg {
 
 constexpr int kFp8QuantizeBlock = 128;     // rows of x per scale block; columns of x per CTA
 constexpr int kFp8QuantizeThreads = 256;
+constexpr int kSwigluGroupedThreads = 512;  // the SwiGLU backward's grouped form (fp8_quantize.cuh, JDG_Q_SWIGLU)
 constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
 constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
 
@@ -14,7 +15,7 @@ constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still ge
 // float32 [batch, rblocks, cols] (per row of out, stored as the GEMMs read them: a CTA's 128 are one 512-byte run) or
 // [batch, cblocks, rblocks] (per 128x128 block). JDG_Q_ROWWISE: out
 // [batch, rows, cols], scale [batch, rows, cblocks]. The grid is batch * rblocks * cblocks CTAs (JDG_Q_SWIGLU: (rblocks
-// + ceil(rows / 128)) * cblocks, batch 1).
+// + ceil(rows / 128)) * cblocks / 2, batch 1).
 struct Fp8QuantizeArgs {
   const void* x;
   const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block

@@ -195,10 +195,9 @@ __device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (
 // CTA index -> (row block, pair of column tiles of dx: dg's tile p and du's, both formed from g's, u's and dh's tile
 // p), the pair fastest; row blocks past rblocks are the tail (above). Forms this thread's kRows rows of kVec columns
 // of dg and du (zeros past the block's rows) and the terms of w's gradient summed over its kVec columns into dw.
-// Returns the block of dg's tile (du's is cblocks / 2 tiles to the right).
-__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk (&dg)[kRows], Chunk (&du)[kRows],
-                                              float (&dw)[kRows]) {
-  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+// swiglu_block: the block of dg's tile (du's is cblocks / 2 tiles to the right); swiglu_tiles: the tiles.
+__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args) {
+  const int chunk = threadIdx.x % kChunks;
   const int pairs = args.cblocks / 2;  // (cblocks is even: cols is a multiple of 256)
   Block b;
   b.cblock = static_cast<int>(blockIdx.x % pairs);
@@ -216,6 +215,12 @@ __device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk
     b.src = max(first, cover);
     b.count = max(min(first + kBlock, args.rows) - b.src, 0LL);
   }
+  return b;
+}
+
+__device__ __forceinline__ void swiglu_tiles(const Fp8QuantizeArgs& args, const Block& b, Chunk (&dg)[kRows],
+                                             Chunk (&du)[kRows], float (&dw)[kRows]) {
+  const int group = threadIdx.x / kChunks;
   const long long f = args.cols / 2;
   const Input* g_at = static_cast<const Input*>(args.x) + b.src * args.cols + b.col0;
   const Input* dh_at = static_cast<const Input*>(args.grad) + b.src * f + b.col0;
@@ -242,7 +247,6 @@ __device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args, Chunk
                         reinterpret_cast<unsigned int*>(dg[i].v)[p], reinterpret_cast<unsigned int*>(du[i].v)[p],
                         dw[i]);
   }
-  return b;
 }
 #endif
 
@@ -473,7 +477,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_quantize::kThreads)
   // dg's tile (v) and du's: their rowwise quantizations, w's gradient's partial sums, then (rows of a group) dx^T's
   Chunk du[kRows];
   float dw[kRows];
-  const Block block = swiglu_block(args, v, du, dw);
+  const Block block = swiglu_block(args);
+  if (block.rblock >= args.rblocks && block.count == 0) return;  // the tail's row blocks before cover_end
+  swiglu_tiles(args, block, v, du, dw);
   Block up = block;
   up.cblock += args.cblocks / 2;
   up.col0 += args.cols / 2;

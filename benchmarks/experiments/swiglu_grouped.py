@@ -4,9 +4,10 @@
   grouped      swiglu_backward_grouped: the same FP8 operands and dw from one kernel, no d(gate_up) written
 Each form's kernels per call (profiler, L2 flushed), two rounds; then the two forms' FP8 results compared bit for bit.
 
-    python benchmarks/experiments/swiglu_grouped.py [M F G]
+    python benchmarks/experiments/swiglu_grouped.py [M F G]      (PROFILE_ONCE=1: one call of each form, no timing)
 """
 
+import os
 import sys
 
 import jax
@@ -59,6 +60,10 @@ sizes[-1] += M - sizes.sum()
 args = (jax.random.normal(k1, (M, 2 * F), jnp.bfloat16), jax.random.normal(k3, (M, F), jnp.bfloat16),
         jax.random.uniform(k2, (M,), jnp.float32, 0.1, 1.0), jnp.asarray(sizes))
 print(f"M {M}, F {F}, groups {sizes.tolist()}")
+if os.environ.get("PROFILE_ONCE"):  # one call of each form, for a profiler run around this script
+    for fn in (two_kernels, grouped):
+        jax.block_until_ready(jax.jit(fn)(*args))
+    sys.exit(0)
 results = {}
 for name, fn in (("two_kernels", two_kernels), ("grouped", grouped)):
     results[name] = jax.jit(fn)(*args)

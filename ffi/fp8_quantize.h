@@ -23,15 +23,12 @@ struct Fp8QuantizeProblem {
   std::int64_t x_rows = 0;   // stored rows of x per batch: rows without a row map
   bool untransposed = false; // per_block without a block map: also x's own quantization [batch, rows, cols]
   bool rowwise = false;      // x's own per-token quantization (none of the four above)
-  // The SwiGLU backward's dx and its rowwise quantization (bfloat16, none of the above); with block_map its grouped
-  // form: dx^T's quantization through the map and dx's rowwise one, no dx (fp8_quantize.cuh, JDG_Q_SWIGLU).
-  bool swiglu_backward = false;
+  bool swiglu_backward = false;  // the SwiGLU backward's dx and its rowwise quantization (bfloat16, none of the above)
   std::string arch;
 
   std::int64_t cblocks() const { return (cols + 127) / 128; }
   std::int64_t out_rows() const { return block_map ? rblocks * 128 : rows; }
-  bool swiglu_grouped() const { return swiglu_backward && block_map; }
-  bool rows_out() const { return rowwise || (swiglu_backward && !block_map); }  // out [batch, rows, cols], per row
+  bool rows_out() const { return rowwise || swiglu_backward; }  // out is [batch, rows, cols], one scale per row
   // The results' shapes: out [batch, cols, out_rows] (rows_out: [batch, rows, cols]) and scale.
   std::int64_t scale_rows() const { return rows_out() ? rows : per_block ? cblocks() : rblocks; }
   std::int64_t scale_cols() const { return rows_out() ? cblocks() : per_block ? rblocks : cols; }
@@ -66,10 +63,7 @@ jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
 // float8_e4m3fn [batch, rows, cols]; rowwise: out float8_e4m3fn [batch, rows, cols] and scale float32 [batch, rows,
 // cblocks]. swiglu_backward: operands x = [g | u] [batch, rows, cols] bfloat16 (cols a multiple of 256), dh [batch,
 // rows, cols / 2] bfloat16 and w [batch, rows] float32; results out and scale as rowwise (dx's), then dx bfloat16
-// [batch, rows, cols] and dw float32 [batch, rows]. swiglu_backward with block_map (batch 1): operands x, dh, w as
-// above, then block_src, block_rows [rblocks] and cover_end [1] (int32); results out and scale as the transposing
-// kernel's (dx^T's, through the map), then row_out float8_e4m3fn [1, rows, cols], row_scale float32 [1, rows,
-// cblocks] (dx's rowwise quantization) and dw_partial float32 [1, rows, cols / 256].
+// [batch, rows, cols] and dw float32 [batch, rows].
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeExecute(XLA_FFI_CallFrame* call_frame);

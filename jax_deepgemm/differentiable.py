@@ -34,7 +34,7 @@ from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
 from .reference import ragged_row_groups
-from .swiglu import swiglu, swiglu_backward, swiglu_backward_grouped
+from .swiglu import swiglu, swiglu_backward
 from .transposed_cast import group_block_map, token_cast_to_fp8, transposed_cast_to_fp8
 
 
@@ -233,8 +233,7 @@ def _ragged_dot_fwd(out_dtype, lhs, rhs, group_sizes, group_offset):
 
 
 def _grouped_wgrad(lhs, g, group_sizes, dtype, lhs_rows=None, g_rows=None):
-    """The experts' weight gradient lhs^T g per group, in dtype (see _wgrad_dtype and _token_major_operands). g may be
-    g^T's token-major quantization already (a (data, scale) pair, as _token_major_operands makes it)."""
+    """The experts' weight gradient lhs^T g per group, in dtype (see _wgrad_dtype and _token_major_operands)."""
     operands = _token_major_operands(lhs, g, group_sizes, lhs_rows=lhs_rows, g_rows=g_rows)
     return k_grouped_fp8_gemm_nt_contiguous(*operands, out_dtype=_wgrad_dtype(dtype)).astype(dtype)
 
@@ -242,12 +241,12 @@ def _grouped_wgrad(lhs, g, group_sizes, dtype, lhs_rows=None, g_rows=None):
 def _token_major_operands(lhs, g, group_sizes, lhs_rows=None, g_rows=None):
     """The k-grouped weight gradient's operands: lhs^T and g^T quantized 1x128 along the tokens, each group's tokens
     from a 128-row block on, and the padded group sizes. With lhs_rows (g_rows), the lhs is lhs[lhs_rows] (g is
-    g[g_rows]), read in place; a (data, scale) pair for g is its quantization already."""
+    g[g_rows]), read in place."""
     pairs = (lhs if lhs_rows is None else lhs_rows).shape[0]
     block_src, block_rows, padded_sizes = group_block_map(group_sizes, pairs)
     block_map = (block_src, block_rows)
-    g_t = g if isinstance(g, tuple) else transposed_cast_to_fp8(g, block_map=block_map, row_index=g_rows)
-    return transposed_cast_to_fp8(lhs, block_map=block_map, row_index=lhs_rows), g_t, padded_sizes
+    return (transposed_cast_to_fp8(lhs, block_map=block_map, row_index=lhs_rows),
+            transposed_cast_to_fp8(g, block_map=block_map, row_index=g_rows), padded_sizes)
 
 
 def _ragged_dot_bwd(out_dtype, res, g):
@@ -342,9 +341,9 @@ def dispatched_swiglu(x, order, top_k: int, rhs, group_sizes, row_weights) -> ja
     -> h [T * top_k, F]), computed in float32 and rounded once; row_weights [T * top_k] (the combine weights of the
     pairs, in the rows' order). The same values and gradients as the two steps apart.
 
-    The backward pass forms row_weights' gradient and both FP8 operands of [g | u]'s gradient (per token for the dgrad,
-    token-major for the weight gradient) in one pass (`swiglu.swiglu_backward_grouped`: one kernel on sm_90 for
-    bfloat16 with F % 128 == 0, which writes no [g | u] gradient) where autodiff of the two steps takes four. The product's rows are saved for it, named like ragged_dot's result for
+    The backward pass forms [g | u]'s gradient, row_weights' and the dgrad's FP8 operand (the gradient's per-token
+    quantization) in one pass (`swiglu.swiglu_backward`: one kernel on sm_90 for bfloat16 with F % 128 == 0) where
+    autodiff of the two steps takes three. The product's rows are saved for it, named like ragged_dot's result for
     jax.checkpoint policies."""
     fn = "dispatched_swiglu"
     x, order, top_k, rhs, group_sizes = _moe_gemm_args(fn, x, order, top_k, rhs, group_sizes, dispatched=True)
@@ -375,17 +374,14 @@ def _dispatched_swiglu_fwd(top_k, x, order, rhs, group_sizes, row_weights):
 def _dispatched_swiglu_bwd(top_k, res, dh):
     x, order, rhs_dgrad, group_sizes, (x_dtype_carrier, rhs_dtype_carrier), gate_up, row_weights, w_carrier = res
     dh = _zeros_if_symbolic(dh)
-    if x is not None:  # the weight gradient's token-major operand of d(gate_up) too, from the same pass
-        d_gate_up_q, d_gate_up_t, d_w = swiglu_backward_grouped(gate_up, dh, row_weights, group_sizes)
-    else:
-        _, d_gate_up_q, d_w = swiglu_backward(gate_up, dh, row_weights)
+    d_gate_up, d_gate_up_q, d_w = swiglu_backward(gate_up, dh, row_weights)
     d_x = d_rhs = None
     if rhs_dgrad is not None:
         dtype = x_dtype_carrier.dtype
         d = fp8_grouped_gemm_nt(d_gate_up_q, rhs_dgrad, group_sizes, out_dtype=_gemm_dtype(dtype)).astype(dtype)
         d_x = sum_token_slots(d, order, top_k)
     if x is not None:
-        d_rhs = _grouped_wgrad(x, d_gate_up_t, group_sizes, rhs_dtype_carrier.dtype, lhs_rows=order // top_k)
+        d_rhs = _grouped_wgrad(x, d_gate_up, group_sizes, rhs_dtype_carrier.dtype, lhs_rows=order // top_k)
     return d_x, None, d_rhs, None, d_w.astype(w_carrier.dtype)
 
 

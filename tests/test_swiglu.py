@@ -1,11 +1,9 @@
 """swiglu_backward: the weighted SwiGLU's gradients and their per-token FP8 quantization in one pass, against a float64
-NumPy oracle of its formulas; its FP8 result is per_token_cast_to_fp8 of its own dx bit for bit.
-swiglu_backward_grouped: its FP8 results are swiglu_backward's and the token-major quantization of swiglu_backward's
-dx through the groups' block map, bit for bit, whatever the group sizes hold; its dw against the oracle.
-dispatched_swiglu: the MoE layer's first GEMM with the SwiGLU, whose values and gradients equal the two steps apart
-(autodiff of dispatched_ragged_dot then the SwiGLU). On CPU this checks the reference lowering; with an sm_90 GPU the
-bfloat16 cases with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the
-reference), outputs poisoned before each launch, also inside a jitted lax.scan."""
+NumPy oracle of its formulas; its FP8 result is per_token_cast_to_fp8 of its own dx bit for bit. dispatched_swiglu:
+the MoE layer's first GEMM with the SwiGLU, whose values and gradients equal the two steps apart (autodiff of
+dispatched_ragged_dot then the SwiGLU). On CPU this checks the reference lowering; with an sm_90 GPU the bfloat16 cases
+with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the reference), outputs
+poisoned before each launch, also inside a jitted lax.scan."""
 
 from __future__ import annotations
 
@@ -22,11 +20,9 @@ from conftest import BF16, F32, cosine, kernels_active, randn, seed_of  # noqa: 
 
 import jax_deepgemm as dg  # noqa: E402
 from jax_deepgemm.differentiable import dispatched_ragged_dot, dispatched_swiglu  # noqa: E402
-from jax_deepgemm.swiglu import swiglu, swiglu_backward, swiglu_backward_grouped  # noqa: E402
-from jax_deepgemm.transposed_cast import group_block_map, transposed_cast_to_fp8  # noqa: E402
+from jax_deepgemm.swiglu import swiglu, swiglu_backward  # noqa: E402
 
 _KERNEL = re.compile(r"swiglu_backward\s*=\s*true")  # the quantization kernel's call in its SwiGLU mode
-_GROUPED_KERNEL = re.compile(r"block_map\s*=\s*true[^\n]*swiglu_backward\s*=\s*true")  # ... in its grouped form
 
 
 def _backward(x, dh, w):
@@ -150,134 +146,6 @@ def test_bad_shapes(args, match):
 def test_bad_dtype():
     with pytest.raises(TypeError, match="dh must be a floating array"):
         swiglu_backward(jnp.ones((8, 256), BF16), jnp.ones((8, 128), jnp.int32), jnp.ones(8))
-
-
-# ---- swiglu_backward_grouped: the same pass with the weight gradient's token-major operand, without dx ----
-
-def _grouped(x, dh, w, sizes):
-    """swiglu_backward_grouped under jit; on the GPU also checks that the kernel runs where it applies and only
-    there."""
-    fn = jax.jit(swiglu_backward_grouped)
-    if kernels_active():  # (with no rows too: the groups' empty blocks are still written, as zeros)
-        takes = x.dtype == BF16 and x.shape[1] % 256 == 0
-        assert bool(_GROUPED_KERNEL.search(fn.lower(x, dh, w, sizes).compile().as_text())) == takes
-    return fn(x, dh, w, sizes)
-
-
-def _assert_bits(got, want):
-    for g, e in zip(got, want):
-        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, e.shape, g.dtype, e.dtype)
-        bits = jnp.uint8 if g.dtype.itemsize == 1 else jnp.uint32
-        np.testing.assert_array_equal(np.asarray(g.view(bits)), np.asarray(e.view(bits)))
-
-
-def _check_grouped(x, dh, w, sizes, got, oracle=True):
-    """Against swiglu_backward (itself held to the oracle) and the transposing quantization of its dx."""
-    (data, scale), (data_t, scale_t), dw = got
-    dx, rowwise, want_dw = _backward(x, dh, w)
-    _assert_bits((data, scale), rowwise)
-    block_map = group_block_map(jnp.asarray(sizes, jnp.int32), x.shape[0])[:2]
-    _assert_bits((data_t, scale_t), jax.jit(lambda dx: transposed_cast_to_fp8(dx, block_map=block_map))(dx))
-    if oracle:
-        _check(x, dh, w, (dx, (data, scale), dw))  # dx and dw against the oracle; dw summed in another order
-    else:
-        np.testing.assert_array_equal(np.isnan(np.asarray(dw)), np.isnan(np.asarray(want_dw)))
-
-
-_SIZES = {
-    "exact": (300, [100, 0, 150, 50]),
-    "short": (300, [17, 1, 1, 90]),             # rows 109.. are in no group: the tail's rowwise results only
-    "none": (300, [0, 0, 0]),                   # every row in the tail
-    "over": (300, [250, 250, 7]),               # clamped at the rows
-    "hostile": (300, [-5, 2**31 - 1, -(2**31), 3]),
-    "ones": (9, [1] * 9),
-    "single": (1, [1]),
-    "aligned": (512, [128, 256, 128]),
-    "one_group": (257, [257]),
-}
-
-
-@pytest.mark.parametrize("case", list(_SIZES))
-def test_grouped_against_the_ungrouped_pass(case):
-    rows, sizes = _SIZES[case]
-    x, dh, w = _operands(rows, 256, BF16, ("grouped", case))
-    sizes = jnp.asarray(sizes, jnp.int32)
-    _check_grouped(x, dh, w, sizes, _grouped(x, dh, w, sizes))
-
-
-@pytest.mark.parametrize("dtype,f", [(BF16, 128), (BF16, 1024), (BF16, 96), (F32, 128)],
-                         ids=["bf16-F128", "bf16-F1024", "bf16-F96", "f32"])
-def test_grouped_widths_and_dtypes(dtype, f):
-    x, dh, w = _operands(200, f, dtype, ("grouped_widths", f, str(dtype)))
-    sizes = jnp.asarray([60, 3, 0, 120], jnp.int32)
-    _check_grouped(x, dh, w, sizes, _grouped(x, dh, w, sizes))
-
-
-def test_grouped_non_finite_rows():
-    """A NaN in one row and an infinity in another, inside a group and in the tail: the same bits as the two passes
-    (NaN scales where the helpers have them), and only those rows' dw is not finite."""
-    x, dh, w = _operands(200, 128, BF16, "grouped_nan")
-    x = x.at[3, 5].set(jnp.nan).at[150, 130].set(jnp.inf)
-    sizes = jnp.asarray([90, 40], jnp.int32)  # rows 130.. in no group
-    got = _grouped(x, dh, w, sizes)
-    _check_grouped(x, dh, w, sizes, got, oracle=False)
-    finite = np.isfinite(np.asarray(got[2]))
-    assert not finite[3] and not finite[150] and finite.sum() == 198
-
-
-def test_grouped_empty_rows():
-    x, dh, w = jnp.zeros((0, 256), BF16), jnp.zeros((0, 128), BF16), jnp.zeros((0,), F32)
-    (data, scale), (data_t, scale_t), dw = _grouped(x, dh, w, jnp.asarray([0, 0], jnp.int32))
-    assert data.shape == (0, 256) and scale.shape == (0, 2) and dw.shape == (0,)
-    assert data_t.shape == (256, 256) and scale_t.shape == (256, 2)  # two empty blocks (one per group): zeros
-    assert not np.asarray(data_t.view(jnp.uint8)).any()
-
-
-def test_grouped_inside_a_jitted_scan():
-    """As a step of lax.scan under jit (on the GPU: a command buffer), each step its own operands and groups."""
-    x, dh, w = _operands(3 * 200, 128, BF16, "grouped_scan")
-    sizes = jnp.asarray([[200, 0], [13, 150], [0, 70]], jnp.int32)
-    xs = (x.reshape(3, 200, 256), dh.reshape(3, 200, 128), w.reshape(3, 200), sizes)
-
-    def step(carry, operands):
-        (data, scale), (data_t, scale_t), dw = swiglu_backward_grouped(*operands)
-        return carry + jnp.sum(dw), (data, scale, data_t, scale_t, dw)
-
-    _, out = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs))(xs)
-    for i in range(3):
-        _check_grouped(*(a[i] for a in xs), ((out[0][i], out[1][i]), (out[2][i], out[3][i]), out[4][i]))
-
-
-def test_grouped_vmap():
-    """Each batch entry its own groups (the reference, vectorized): entry by entry the reference's FP8 bits, and dw
-    against the oracle."""
-    from jax_deepgemm.swiglu import _grouped_reference
-
-    x, dh, w = _operands(2 * 100, 128, BF16, "grouped_vmap")
-    xs = (x.reshape(2, 100, 256), dh.reshape(2, 100, 128), w.reshape(2, 100))
-    sizes = jnp.asarray([[60, 40], [5, 20]], jnp.int32)
-    got = jax.jit(jax.vmap(swiglu_backward_grouped))(*xs, sizes)
-    for i in range(2):
-        operands = tuple(a[i] for a in xs)
-        want = jax.jit(_grouped_reference)(*operands, sizes[i])
-        _assert_bits([leaf[i] for leaf in jax.tree.leaves(got)[:4]], want[:4])
-        _, _, want_dw, dw_size = _oracle(*operands)
-        err = np.abs(np.asarray(got[2][i], np.float64) - want_dw)
-        assert (err <= (128 + 64) * 2.0 ** -24 * dw_size + 2.0 ** -110).all(), (err, dw_size)
-
-
-@pytest.mark.parametrize("sizes,match", [(jnp.zeros((), jnp.int32), "group_sizes must be an int32 \\[G\\]"),
-                                         (jnp.zeros((0,), jnp.int32), "with G >= 1"),
-                                         (jnp.zeros((2,), F32), "group_sizes must be an int32")])
-def test_grouped_bad_group_sizes(sizes, match):
-    with pytest.raises(ValueError, match=match):
-        swiglu_backward_grouped(jnp.ones((8, 256), BF16), jnp.ones((8, 128), BF16), jnp.ones(8), sizes)
-
-
-def test_grouped_bad_shapes_name_the_argument():
-    with pytest.raises(ValueError, match=r"swiglu_backward_grouped: dh must be \[rows, F\] = \[8, 128\]"):
-        swiglu_backward_grouped(jnp.ones((8, 256), BF16), jnp.ones((8, 64), BF16), jnp.ones(8),
-                                jnp.ones((2,), jnp.int32))
 
 
 # ---- dispatched_swiglu: the MoE layer's first GEMM and SwiGLU as one differentiable step ----

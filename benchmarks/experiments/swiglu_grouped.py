@@ -1,4 +1,5 @@
-"""The MoE layer's SwiGLU backward with both FP8 operands of d(gate_up) (benchmarks/NOTES.md 127). Forms:
+"""The MoE layer's SwiGLU backward with both FP8 operands of d(gate_up) (benchmarks/NOTES.md 127; needs
+swiglu_grouped.patch applied: the grouped kernel was not taken). Forms:
   two_kernels  swiglu_backward (d(gate_up) in bf16, its rowwise FP8, dw), then transposed_cast_to_fp8 of d(gate_up)
                through the groups' block map (the MoE step before NOTES 127)
   grouped      swiglu_backward_grouped: the same FP8 operands and dw from one kernel, no d(gate_up) written

@@ -4,6 +4,9 @@
 # (64 registers: two CTAs per SM, with spills). swiglu_grouped.py's forms for each (variants.txt); then
 # swiglu_grouped.sh (the A/B of the MoE step and the GPU tests, TESTS as given, without the demo: NO_DEMO=1).
 . "$(dirname "$0")/prelude.sh"
+# The grouped kernel was not taken (NOTES 127): it lives in swiglu_grouped.patch, applied here (once).
+git apply --reverse --check benchmarks/experiments/swiglu_grouped.patch 2>/dev/null ||
+  git apply benchmarks/experiments/swiglu_grouped.patch || { echo "swiglu_grouped.patch does not apply"; exit 1; }
 build
 H=cuda/jax_deepgemm/fp8_quantize.cuh
 cp $H /tmp/header.cuh

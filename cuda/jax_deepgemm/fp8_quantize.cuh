@@ -22,23 +22,13 @@
 //   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
-//   JDG_Q_SWIGLU     1 (with JDG_Q_BLOCK_MAP 1, every other macro 0, batch 1): the tiles are not read from x but
-//                    formed: the weighted SwiGLU's input gradient dx = [dg | du] (swiglu_grad.cuh) of x = [g | u]
-//                    [rows, cols], dh = grad [rows, cols / 2] and w = row_weight [rows], rounded to bfloat16. Besides
-//                    dx^T's quantization through the block map (the MoE weight gradient's token-major operand), the
-//                    kernel writes dx's rowwise one (row_out, row_scale: the dgrad's A operand) and w's gradient in
-//                    partial sums over each 128 columns of dh (row_weight_grad [rows, cols / 256]). The map's blocks
-//                    hold rows [0, *cover_end) once each (the caller's group_block_map); row blocks rblocks .. of the
-//                    grid are the tail, rows [*cover_end, rows), which get only the rowwise results. No dx is
-//                    written: it would be 2 bytes per element out and back in (NOTES 127). A CTA forms the tiles
-//                    of dg and du at the same columns (one exponential per element of g).
 //
 // The arithmetic (fp8_cast.cuh) is jax_deepgemm.quantization's as XLA compiles it for the GPU: the results equal the
 // helpers' there bit for bit.
 //
 // One CTA per (batch, 128-column tile, 128-row block), 256 threads. Each thread loads 16-byte vectors (8 bfloat16 or 4
 // float32 adjacent columns; cols is a multiple of 8 / 4, the host checks) of 8 or 16 consecutive rows: 128 or 256 bytes
-// in flight per thread. (JDG_Q_SWIGLU: a pair of column tiles, 512 threads of 4 rows each.) Transposing: the column amaxes meet through warp shuffles and shared memory; each thread then
+// in flight per thread. Transposing: the column amaxes meet through warp shuffles and shared memory; each thread then
 // turns its rows of each of its columns into 8 or 16 consecutive bytes of one output row, stored into a shared 128 x
 // 128 byte tile (XOR-swizzled: no bank conflicts), which the CTA writes out as 128-byte segments of output rows.
 // Rowwise: a row's 128 columns lie in the 16 (bfloat16) or 32 (float32) adjacent lanes of one warp, whose shuffles
@@ -48,9 +38,6 @@
 
 #include <jax_deepgemm/fp8_cast.cuh>
 #include <jax_deepgemm/fp8_quantize_abi.h>
-#if JDG_Q_SWIGLU
-#include <jax_deepgemm/swiglu_grad.cuh>
-#endif
 
 #ifndef JDG_Q_IN_F32
 #error "JDG_Q_IN_F32 must be defined"
@@ -73,13 +60,6 @@
 #if JDG_Q_ROWWISE && (JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED)
 #error "JDG_Q_ROWWISE needs JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP, JDG_Q_ROW_MAP and JDG_Q_UNTRANSPOSED 0"
 #endif
-#ifndef JDG_Q_SWIGLU
-#define JDG_Q_SWIGLU 0
-#endif
-#if JDG_Q_SWIGLU && (JDG_Q_IN_F32 || JDG_Q_PER_BLOCK || !JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED || \
-                     JDG_Q_ROWWISE)
-#error "JDG_Q_SWIGLU needs JDG_Q_BLOCK_MAP 1 and JDG_Q_IN_F32, JDG_Q_PER_BLOCK, JDG_Q_ROW_MAP, JDG_Q_UNTRANSPOSED 0"
-#endif
 #if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP)
 #error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0 and JDG_Q_ROW_MAP 0"
 #endif
@@ -90,9 +70,7 @@ namespace fp8_quantize {
 using namespace fp8_cast;
 
 constexpr int kBlock = kFp8QuantizeBlock;  // 128: rows per block, columns per tile
-// (JDG_Q_SWIGLU: twice the threads, each with half the rows: its three operand tiles and two result tiles in 256
-// threads' registers took ptxas 250 registers, one CTA per SM, or spills at 128)
-constexpr int kThreads = JDG_Q_SWIGLU ? kSwigluGroupedThreads : kFp8QuantizeThreads;
+constexpr int kThreads = kFp8QuantizeThreads;
 constexpr int kWarps = kThreads / 32;
 
 #if JDG_Q_IN_F32
@@ -107,7 +85,7 @@ __device__ __forceinline__ float to_f32(Input v) { return __uint_as_float(static
 constexpr int kVec = 16 / sizeof(Input);       // 8 (bf16) or 4 (f32)
 constexpr int kChunks = kBlock / kVec;         // 16-byte chunks per tile row
 constexpr int kRowGroups = kThreads / kChunks;
-constexpr int kRows = kBlock / kRowGroups;     // 8 (bf16) or 16 (f32), 4 with JDG_Q_SWIGLU: bytes per column out
+constexpr int kRows = kBlock / kRowGroups;     // 8 (bf16) or 16 (f32): bytes per column in the FP8 output
 constexpr int kUnits = kBlock / kRows;         // kRows-byte units per 128-byte output row segment
 static_assert(kChunks <= 32 && kRows * kRowGroups == kBlock, "tile split");
 
@@ -191,65 +169,6 @@ __device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (
   return b;
 }
 
-#if JDG_Q_SWIGLU
-// CTA index -> (row block, pair of column tiles of dx: dg's tile p and du's, both formed from g's, u's and dh's tile
-// p), the pair fastest; row blocks past rblocks are the tail (above). Forms this thread's kRows rows of kVec columns
-// of dg and du (zeros past the block's rows) and the terms of w's gradient summed over its kVec columns into dw.
-// swiglu_block: the block of dg's tile (du's is cblocks / 2 tiles to the right); swiglu_tiles: the tiles.
-__device__ __forceinline__ Block swiglu_block(const Fp8QuantizeArgs& args) {
-  const int chunk = threadIdx.x % kChunks;
-  const int pairs = args.cblocks / 2;  // (cblocks is even: cols is a multiple of 256)
-  Block b;
-  b.cblock = static_cast<int>(blockIdx.x % pairs);
-  b.rblock = static_cast<int>(blockIdx.x / pairs);
-  b.batch = 0;
-  b.col0 = static_cast<long long>(b.cblock) * kBlock + chunk * kVec;
-  b.in_cols = true;
-  if (b.rblock < args.rblocks) {
-    b.count = min(min(max(static_cast<long long>(args.block_rows[b.rblock]), 0LL), static_cast<long long>(kBlock)),
-                  args.rows);
-    b.src = min(max(static_cast<long long>(args.block_src[b.rblock]), 0LL), args.rows - b.count);
-  } else {
-    const long long cover = min(max(static_cast<long long>(__ldg(args.cover_end)), 0LL), args.rows);
-    const long long first = static_cast<long long>(b.rblock - args.rblocks) * kBlock;
-    b.src = max(first, cover);
-    b.count = max(min(first + kBlock, args.rows) - b.src, 0LL);
-  }
-  return b;
-}
-
-__device__ __forceinline__ void swiglu_tiles(const Fp8QuantizeArgs& args, const Block& b, Chunk (&dg)[kRows],
-                                             Chunk (&du)[kRows], float (&dw)[kRows]) {
-  const int group = threadIdx.x / kChunks;
-  const long long f = args.cols / 2;
-  const Input* g_at = static_cast<const Input*>(args.x) + b.src * args.cols + b.col0;
-  const Input* dh_at = static_cast<const Input*>(args.grad) + b.src * f + b.col0;
-  Chunk g[kRows], u[kRows], d[kRows];
-  float w[kRows];
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    const int r = group * kRows + i;
-    const bool in = r < b.count;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
-    g[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols)) : zero;
-    u[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(g_at + r * args.cols + f)) : zero;
-    d[i].bits = in ? __ldg(reinterpret_cast<const uint4*>(dh_at + r * f)) : zero;
-    w[i] = in ? __ldg(args.row_weight + b.src + r) : 0.0f;
-  }
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    dw[i] = 0.0f;
-#pragma unroll
-    for (int p = 0; p < kVec / 2; ++p)
-      swiglu_grad::pair(reinterpret_cast<const unsigned int*>(g[i].v)[p],
-                        reinterpret_cast<const unsigned int*>(u[i].v)[p],
-                        reinterpret_cast<const unsigned int*>(d[i].v)[p], w[i],
-                        reinterpret_cast<unsigned int*>(dg[i].v)[p], reinterpret_cast<unsigned int*>(du[i].v)[p],
-                        dw[i]);
-  }
-}
-#endif
-
 // max |x| over one vector: NaN if any element is NaN.
 __device__ __forceinline__ float vector_amax(const Chunk& c) {
 #if JDG_Q_IN_F32
@@ -267,56 +186,24 @@ __device__ __forceinline__ float vector_amax(const Chunk& c) {
 #endif
 }
 
-// The per-token quantization of the block's rows (out [rows, cols], scale [rows, cblocks] of batch entry 0 onwards):
-// a row's 128 columns lie in the kChunks adjacent lanes, whose shuffles form its amax; each thread stores its own
-// kVec bytes of each of its rows (a warp's store: 256 or 128 contiguous bytes of output rows).
-__device__ __forceinline__ void store_rows(const Fp8QuantizeArgs& args, const Block& block, const Chunk (&v)[kRows],
-                                           unsigned char* out, float* scale) {
-  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
-  const long long first = block.batch * args.rows + block.src;  // the block's first row of out and scale
-  out += first * args.cols + block.col0;
-  scale += first * args.cblocks + block.cblock;
-  const long long cols = args.cols, cblocks = args.cblocks;
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-    float amax = vector_amax(v[i]);
-#pragma unroll
-    for (int offset = kChunks / 2; offset > 0; offset /= 2)
-      amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-    const int r = group * kRows + i;
-    if (r >= block.count) continue;  // (uniform over the row's lanes; after the shuffles, which every lane joins)
-    const float s = scale_of(amax);
-    if (chunk == 0) scale[r * cblocks] = s;
-    if (!block.in_cols) continue;
-    unsigned int word[kVec / 4];
-#pragma unroll
-    for (int q = 0; q < kVec / 4; ++q) {
-      float f[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) f[j] = to_f32(v[i].v[4 * q + j]);
-      word[q] = quantize_x4(f, s);
-    }
-    // (aligned: cols and col0 are multiples of kVec)
-    if constexpr (kVec == 8) {
-      *reinterpret_cast<uint2*>(out + r * cols) = make_uint2(word[0], word[1]);
-    } else {
-      *reinterpret_cast<unsigned int*>(out + r * cols) = word[0];
-    }
-  }
-}
+}  // namespace fp8_quantize
+}  // namespace jdg
 
-// dx^T's quantization of the block's tile (the transposing kernel's work after its load): column amaxes, scales, and
-// the FP8 tile through shared memory to out (with JDG_Q_UNTRANSPOSED also x's own layout to out_untransposed).
-__device__ __forceinline__ void store_transposed(const Fp8QuantizeArgs& args, const Block& block,
-                                                 const Chunk (&v)[kRows]) {
+#if !JDG_Q_ROWWISE
+extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
+    jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
+  using namespace jdg::fp8_quantize;
   __shared__ float column_amax[kWarps][kBlock];
   __shared__ float column_scale[kBlock];
   __shared__ __align__(16) unsigned char tile[kBlock * kBlock];
 #if JDG_Q_PER_BLOCK
   __shared__ float block_amax[kBlock / 32];  // one per warp of the first 128 threads
 #endif
+
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
+  Chunk v[kRows];
+  const Block block = load_block(args, v);
   const int cblock = block.cblock, rblock = block.rblock;
   const long long batch = block.batch;
 
@@ -399,10 +286,8 @@ __device__ __forceinline__ void store_transposed(const Fp8QuantizeArgs& args, co
     unsigned char* to = tile + tile_offset(col, group);
     if constexpr (kRows == 16) {
       *reinterpret_cast<uint4*>(to) = make_uint4(word[0], word[1], word[2], word[3]);
-    } else if constexpr (kRows == 8) {
-      *reinterpret_cast<uint2*>(to) = make_uint2(word[0], word[1]);
     } else {
-      *reinterpret_cast<unsigned int*>(to) = word[0];
+      *reinterpret_cast<uint2*>(to) = make_uint2(word[0], word[1]);
     }
 #if JDG_Q_UNTRANSPOSED
 #pragma unroll
@@ -454,61 +339,52 @@ __device__ __forceinline__ void store_transposed(const Fp8QuantizeArgs& args, co
     if (aligned && r + kRows <= args.out_rows) {
       if constexpr (kRows == 16) {
         *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(from);
-      } else if constexpr (kRows == 8) {
-        *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(from);
       } else {
-        *reinterpret_cast<unsigned int*>(to) = *reinterpret_cast<const unsigned int*>(from);
+        *reinterpret_cast<uint2*>(to) = *reinterpret_cast<const uint2*>(from);
       }
     } else {
       for (int b = 0; b < kRows && r + b < args.out_rows; ++b) to[b] = from[b];
     }
   }
 }
-
-}  // namespace fp8_quantize
-}  // namespace jdg
-
-#if !JDG_Q_ROWWISE
-extern "C" __global__ void __launch_bounds__(jdg::fp8_quantize::kThreads)
-    jdg_fp8_quantize_t(const jdg::Fp8QuantizeArgs args) {
-  using namespace jdg::fp8_quantize;
-  Chunk v[kRows];
-#if JDG_Q_SWIGLU
-  // dg's tile (v) and du's: their rowwise quantizations, w's gradient's partial sums, then (rows of a group) dx^T's
-  Chunk du[kRows];
-  float dw[kRows];
-  const Block block = swiglu_block(args);
-  if (block.rblock >= args.rblocks && block.count == 0) return;  // the tail's row blocks before cover_end
-  swiglu_tiles(args, block, v, du, dw);
-  Block up = block;
-  up.cblock += args.cblocks / 2;
-  up.col0 += args.cols / 2;
-  store_rows(args, block, v, args.row_out, args.row_scale);
-  store_rows(args, up, du, args.row_out, args.row_scale);
-  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
-  float* partial = args.row_weight_grad + block.src * (args.cblocks / 2) + block.cblock;
-#pragma unroll
-  for (int i = 0; i < kRows; ++i) {
-#pragma unroll
-    for (int offset = kChunks / 2; offset > 0; offset /= 2) dw[i] += __shfl_xor_sync(0xffffffffu, dw[i], offset);
-    const int r = group * kRows + i;
-    if (chunk == 0 && r < block.count) partial[static_cast<long long>(r) * (args.cblocks / 2)] = dw[i];
-  }
-  if (block.rblock >= args.rblocks) return;  // the tail: rows of no group (uniform over the CTA)
-  store_transposed(args, block, v);
-  store_transposed(args, up, du);
-#else
-  store_transposed(args, load_block(args, v), v);
-#endif
-}
 #else  // JDG_Q_ROWWISE
 
 extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_fp8_quantize_rows(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::fp8_quantize;
+  const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   Chunk v[kRows];
   const Block block = load_block(args, v);
-  store_rows(args, block, v, args.out, args.scale);
+  const long long first = block.batch * args.rows + block.src;  // the block's first row of out and scale
+  unsigned char* out = args.out + first * args.cols + block.col0;
+  float* scale_out = args.scale + first * args.cblocks + block.cblock;
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    // The row's amax: this thread's columns, then the kChunks adjacent lanes that hold the row's other columns.
+    float amax = vector_amax(v[i]);
+#pragma unroll
+    for (int offset = kChunks / 2; offset > 0; offset /= 2)
+      amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const int r = group * kRows + i;
+    if (r >= block.count) continue;  // (uniform over the row's lanes; after the shuffles, which every lane joins)
+    const float scale = scale_of(amax);
+    if (chunk == 0) scale_out[static_cast<long long>(r) * args.cblocks] = scale;
+    if (!block.in_cols) continue;
+    unsigned int word[kVec / 4];
+#pragma unroll
+    for (int q = 0; q < kVec / 4; ++q) {
+      float f[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) f[j] = to_f32(v[i].v[4 * q + j]);
+      word[q] = quantize_x4(f, scale);
+    }
+    // (aligned: cols and col0 are multiples of kVec)
+    if constexpr (kVec == 8) {
+      *reinterpret_cast<uint2*>(out + r * args.cols) = make_uint2(word[0], word[1]);
+    } else {
+      *reinterpret_cast<unsigned int*>(out + r * args.cols) = word[0];
+    }
+  }
 }
 
 #endif  // JDG_Q_ROWWISE

@@ -6,7 +6,6 @@ namespace jdg {
 
 constexpr int kFp8QuantizeBlock = 128;     // rows of x per scale block; columns of x per CTA
 constexpr int kFp8QuantizeThreads = 256;
-constexpr int kSwigluGroupedThreads = 512;  // the SwiGLU backward's grouped form (fp8_quantize.cuh, JDG_Q_SWIGLU)
 constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
 constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
 
@@ -14,8 +13,7 @@ constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still ge
 // row_index picks the rows); out [batch, cols, out_rows] float8_e4m3fn; scale
 // float32 [batch, rblocks, cols] (per row of out, stored as the GEMMs read them: a CTA's 128 are one 512-byte run) or
 // [batch, cblocks, rblocks] (per 128x128 block). JDG_Q_ROWWISE: out
-// [batch, rows, cols], scale [batch, rows, cblocks]. The grid is batch * rblocks * cblocks CTAs (JDG_Q_SWIGLU: (rblocks
-// + ceil(rows / 128)) * cblocks / 2, batch 1).
+// [batch, rows, cols], scale [batch, rows, cblocks]. The grid is batch * rblocks * cblocks CTAs.
 struct Fp8QuantizeArgs {
   const void* x;
   const int* block_src;   // JDG_Q_BLOCK_MAP: [rblocks] first row of x of each row block
@@ -25,15 +23,11 @@ struct Fp8QuantizeArgs {
   unsigned char* out_untransposed;  // JDG_Q_UNTRANSPOSED: [batch, rows, cols] float8_e4m3fn
   float* scale;
   // The SwiGLU backward (swiglu_backward.cuh): x is [g | u] [rows, cols] bfloat16, out and scale dx's rowwise
-  // quantization ([rows, cols], [rows, cblocks]). Its grouped form (fp8_quantize.cuh, JDG_Q_SWIGLU): out and scale
-  // dx^T's through the block map, row_out and row_scale dx's rowwise one, no dx.
+  // quantization ([rows, cols], [rows, cblocks]).
   const void* grad;        // dh [rows, cols / 2] bfloat16
   const float* row_weight; // w [rows]
   void* x_grad;            // dx [rows, cols] bfloat16
-  float* row_weight_grad;  // dw [rows]; grouped: [rows, cols / 256], its sums over each 128 columns of dh
-  const int* cover_end;    // grouped: [1], the rows the block map holds: [0, *cover_end) (clamped into [0, rows])
-  unsigned char* row_out;  // grouped: [rows, cols] float8_e4m3fn
-  float* row_scale;        // grouped: [rows, cblocks]
+  float* row_weight_grad;  // dw [rows]
   long long rows, cols, out_rows;
   long long x_rows;       // stored rows per batch (= rows without JDG_Q_ROW_MAP)
   int rblocks, cblocks;

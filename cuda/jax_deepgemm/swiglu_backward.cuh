@@ -2,13 +2,13 @@
 // input gradient, in one pass over the operands.
 //
 // Forward (computed elsewhere): h = silu(g) * u * w in float32, for x = [g | u] [rows, 2F] bfloat16 (gate and up
-// projections side by side) and one weight w per row. Given dh [rows, F] (bfloat16), swiglu_grad.cuh's dg, du and dw
-// (the sum over the row of its terms). Results: dx = [dg | du] rounded to bfloat16 [rows, 2F]; dx's
-// per_token_cast_to_fp8 (out [rows, 2F], scale [rows, 2F / 128]) formed from the rounded dx with fp8_cast.cuh's
-// arithmetic, so bit for bit the helper's result on that dx; and dw float32 [rows]. As XLA fusions and the rowwise
-// cast this is three passes (dx, dw, and the quantization reading dx back): 186 us for x [16384, 4096] on an H200,
-// this kernel 112 us (2026-12-01, benchmarks/NOTES.md 125). (The MoE layer's weight gradient takes the grouped form
-// in fp8_quantize.cuh, JDG_Q_SWIGLU, which writes no dx.)
+// projections side by side) and one weight w per row. Given dh [rows, F] (bfloat16), with s = sigmoid(g):
+//   dg = dh * w * u * s * (1 + g * (1 - s)),   du = dh * w * silu(g),   dw = sum over the row of dh * silu(g) * u
+// in float32. Results: dx = [dg | du] rounded to bfloat16 [rows, 2F]; dx's per_token_cast_to_fp8 (out [rows, 2F],
+// scale [rows, 2F / 128]) formed from the rounded dx with fp8_cast.cuh's arithmetic, so bit for bit the helper's
+// result on that dx; and dw float32 [rows]. As XLA fusions and the rowwise cast this is three passes (dx, dw, and the
+// quantization reading dx back): 186 us for x [16384, 4096] on an H200, this kernel 112 us (2026-12-01,
+// benchmarks/NOTES.md 125).
 //
 // One warp per row. Lane l holds columns 8 l .. 8 l + 7 of each 256-column chunk of g, u and dh as 16-byte vectors;
 // a 128-column scale block of dx lies in 16 adjacent lanes, whose shuffles form its amax. F is a multiple of 128 (the
@@ -18,7 +18,6 @@
 
 #include <jax_deepgemm/fp8_cast.cuh>
 #include <jax_deepgemm/fp8_quantize_abi.h>
-#include <jax_deepgemm/swiglu_grad.cuh>
 
 namespace jdg {
 namespace swiglu_backward {
@@ -32,8 +31,15 @@ union Vector {
   unsigned int pairs[kVec / 2];
 };
 
-using swiglu_grad::high;
-using swiglu_grad::low;
+__device__ __forceinline__ float low(unsigned int pair) { return __uint_as_float(pair << 16); }
+__device__ __forceinline__ float high(unsigned int pair) { return __uint_as_float(pair & 0xffff0000u); }
+
+// Two floats -> two bfloat16 (round to nearest even), `lo` in the low half.
+__device__ __forceinline__ unsigned int pack_bf16x2(float lo, float hi) {
+  unsigned int r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
 
 // max |v| over 8 bfloat16 (NaN if one is NaN: on the bits, without the sign, a NaN is above every number).
 __device__ __forceinline__ float vector_amax(const Vector& v) {
@@ -89,8 +95,23 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     }
     Vector dg, du;
 #pragma unroll
-    for (int p = 0; p < kVec / 2; ++p)  // (zeros past F add nothing to dw)
-      jdg::swiglu_grad::pair(g.pairs[p], u.pairs[p], d.pairs[p], w, dg.pairs[p], du.pairs[p], dw);
+    for (int p = 0; p < kVec / 2; ++p) {
+      float dg2[2], du2[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float gf = h ? high(g.pairs[p]) : low(g.pairs[p]);
+        const float uf = h ? high(u.pairs[p]) : low(u.pairs[p]);
+        const float df = h ? high(d.pairs[p]) : low(d.pairs[p]);
+        const float s = 1.0f / (1.0f + __expf(-gf));
+        const float act = gf * s;
+        dw += df * act * uf;  // (zeros past F add nothing)
+        const float dhw = df * w;
+        dg2[h] = dhw * uf * (s * (1.0f + gf * (1.0f - s)));
+        du2[h] = dhw * act;
+      }
+      dg.pairs[p] = pack_bf16x2(dg2[0], dg2[1]);
+      du.pairs[p] = pack_bf16x2(du2[0], du2[1]);
+    }
     float g_scale, u_scale;
     const uint2 g_q = quantize(dg, g_scale), u_q = quantize(du, u_scale);  // (every lane: they shuffle)
     if (!active) continue;

@@ -22,3 +22,15 @@ side() {
     python -c "import jax_deepgemm as j; assert j.__file__.startswith('/tmp/pkg_$s'), j.__file__" || exit 1
     "$@" )
 }
+# `step_rounds OLD NEW STEP`: benchmarks/experiments/step_kernels.py STEP with each side's package, two rounds, the
+# sides alternating; its kernel lines to $OUT/steps.txt (prefixed "SIDE rROUND"), the totals printed.
+step_rounds() {
+  local round s
+  for round in 1 2; do
+    for s in "$1" "$2"; do
+      side "$s" timeout -k 5 150 python "$R/benchmarks/experiments/step_kernels.py" "$3" 2>&1 | grep -v -i warning |
+        grep -E "us of kernels|jdg_|fusion" | sed "s/^/$s r$round /" >> "$OUT/steps.txt"
+    done
+  done
+  grep -E "us of kernels" "$OUT/steps.txt"
+}

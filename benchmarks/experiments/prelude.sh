@@ -58,3 +58,18 @@ patch_rounds() {
 # name=G,R,N,K).
 ragged_rows() { timeout -k 5 130 python benchmarks/experiments/moe_models.py "$1" --ragged-only "${@:2}"; }
 heuristics_patch_rounds() { patch_rounds "$1" ragged_rows "${@:2}"; }
+# `parallel_tests FILE...`: the GPU tests of the files in 8 processes (the test ids dealt round robin), logs under
+# $OUT/logs; prints each process's summary line, the failures and the devices the processes saw.
+parallel_tests() {
+  mkdir -p "$OUT/logs"
+  python -m pytest "$@" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" > /tmp/ids.txt
+  split -n r/8 -d /tmp/ids.txt /tmp/ids_
+  local f
+  for f in /tmp/ids_*; do
+    ( mapfile -t c < "$f"; timeout -k 5 240 python -m pytest "${c[@]}" -q -rfs -p no:cacheprovider \
+        > "$OUT/logs/tests_${f##*_}.log" 2>&1 ) &
+  done; wait
+  echo "tests: $(wc -l < /tmp/ids.txt) cases"
+  for f in "$OUT"/logs/tests*.log; do echo "$(basename "$f"): $(tail -1 "$f")"; done
+  grep -h -E "^FAILED|^ERROR|default device" "$OUT"/logs/tests*.log | sort | uniq -c | head -20
+}

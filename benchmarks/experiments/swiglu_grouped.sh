@@ -12,26 +12,10 @@ git apply --reverse --check benchmarks/experiments/swiglu_grouped.patch 2>/dev/n
 ab_install new . old .abtrees/423efd4
 side new timeout -k 5 150 python $R/benchmarks/experiments/swiglu_grouped.py 2>&1 | grep -v -i warning |
   tee "$OUT/forms.txt"
-for round in 1 2; do
-  for s in old new; do
-    side $s timeout -k 5 150 python $R/benchmarks/experiments/step_kernels.py moe_x_bf16 2>&1 | grep -v -i warning |
-      grep -E "us of kernels|jdg_|fusion" | sed "s/^/$s r$round /" >> "$OUT/steps.txt"
-  done
-done
-grep -E "us of kernels" "$OUT/steps.txt"
+step_rounds old new moe_x_bf16
 build
-mkdir -p "$OUT/logs"
-python -m pytest ${TESTS:-tests/test_swiglu.py tests/test_transposed_cast.py tests/test_nn.py tests/test_remat.py \
-  tests/test_moe_expert_parallel.py tests/test_differentiable.py tests/test_hostile_data.py} --collect-only -q \
-  -p no:cacheprovider 2>/dev/null | grep "::" > /tmp/ids.txt
-split -n r/8 -d /tmp/ids.txt /tmp/ids_
-for f in /tmp/ids_*; do
-  ( mapfile -t c < "$f"; timeout -k 5 240 python -m pytest "${c[@]}" -q -rs -p no:cacheprovider \
-      > "$OUT/logs/tests_${f##*_}.log" 2>&1 ) &
-done; wait
-echo "tests: $(wc -l < /tmp/ids.txt) cases"
-for f in "$OUT"/logs/tests*.log; do echo "$(basename "$f"): $(tail -1 "$f")"; done
-grep -h -E "^FAILED|^ERROR|default device" "$OUT"/logs/tests*.log | sort | uniq -c | head -20
+parallel_tests ${TESTS:-tests/test_swiglu.py tests/test_transposed_cast.py tests/test_nn.py tests/test_remat.py \
+  tests/test_moe_expert_parallel.py tests/test_differentiable.py tests/test_hostile_data.py}
 unset XLA_PYTHON_CLIENT_PREALLOCATE
 if [ -z "${NO_DEMO:-}" ]; then
   timeout -k 5 150 python -m jax_deepgemm demo 2>&1 | grep -v -i warning > "$OUT/demo.txt"

@@ -62,14 +62,16 @@ heuristics_patch_rounds() { patch_rounds "$1" ragged_rows "${@:2}"; }
 # $OUT/logs; prints each process's summary line, the failures and the devices the processes saw.
 parallel_tests() {
   mkdir -p "$OUT/logs"
-  python -m pytest "$@" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" > /tmp/ids.txt
-  split -n r/8 -d /tmp/ids.txt /tmp/ids_
-  local f
-  for f in /tmp/ids_*; do
+  local d f
+  d=$(mktemp -d)
+  python -m pytest "$@" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" > "$d/all"
+  split -n r/8 -d "$d/all" "$d/ids_"
+  for f in "$d"/ids_*; do
     ( mapfile -t c < "$f"; timeout -k 5 240 python -m pytest "${c[@]}" -q -rfs -p no:cacheprovider \
         > "$OUT/logs/tests_${f##*_}.log" 2>&1 ) &
   done; wait
-  echo "tests: $(wc -l < /tmp/ids.txt) cases"
+  echo "tests: $(wc -l < "$d/all") cases"
+  rm -r "$d"
   for f in "$OUT"/logs/tests*.log; do echo "$(basename "$f"): $(tail -1 "$f")"; done
   grep -h -E "^FAILED|^ERROR|default device" "$OUT"/logs/tests*.log | sort | uniq -c | head -20
 }

@@ -59,15 +59,17 @@ patch_rounds() {
 ragged_rows() { timeout -k 5 130 python benchmarks/experiments/moe_models.py "$1" --ragged-only "${@:2}"; }
 heuristics_patch_rounds() { patch_rounds "$1" ragged_rows "${@:2}"; }
 # `parallel_tests FILE...`: the GPU tests of the files in 8 processes (the test ids dealt round robin), logs under
-# $OUT/logs; prints each process's summary line, the failures and the devices the processes saw.
+# $OUT/logs; prints each process's summary line, the failures and the devices the processes saw. PYTEST: the command
+# (default `python -m pytest`; `python -P -m pytest` from the repository root under ab_side.sh's `side`, so that the
+# side's package, not the source tree, is imported).
 parallel_tests() {
   mkdir -p "$OUT/logs"
   local d f
   d=$(mktemp -d)
-  python -m pytest "$@" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" > "$d/all"
+  ${PYTEST:-python -m pytest} "$@" --collect-only -q -p no:cacheprovider 2>/dev/null | grep "::" > "$d/all"
   split -n r/8 -d "$d/all" "$d/ids_"
   for f in "$d"/ids_*; do
-    ( mapfile -t c < "$f"; timeout -k 5 240 python -m pytest "${c[@]}" -q -rfs -p no:cacheprovider \
+    ( mapfile -t c < "$f"; timeout -k 5 240 ${PYTEST:-python -m pytest} "${c[@]}" -q -rfs -p no:cacheprovider \
         > "$OUT/logs/tests_${f##*_}.log" 2>&1 ) &
   done; wait
   echo "tests: $(wc -l < "$d/all") cases"

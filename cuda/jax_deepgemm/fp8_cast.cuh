@@ -23,14 +23,10 @@ __device__ __forceinline__ float min_nan(float a, float b) {
 
 // x / scale as XLA divides f32 on NVIDIA GPUs (div.full, its NVPTX setting), so that the result equals the
 // helpers' run on the GPU bit for bit (on the CPU they divide with IEEE rounding, which can differ in the last bit).
-// div.full.f32 is x * rcp.approx(scale) after scaling both by 1/4 where |scale| > 2^126 and by 2^24 where |scale| <
-// 2^-126 (its SASS: two predicated multiplies of x per quotient). A scale of scale_of() is >= 1e-4 / 448 and, finite,
-// at most FLT_MAX / 448 < 2^126, so neither scaling applies; an infinite one gives x * 0 either way, a NaN NaN. So the
-// product alone is div.full's quotient bit for bit here, for one multiply per element where div.full issues three.
 __device__ __forceinline__ float divide(float x, float scale) {
   float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(scale));
-  return __fmul_rn(x, r);
+  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(scale));
+  return r;
 }
 
 // Two floats -> two float8_e4m3fn bytes, round to nearest even: `lo` in the low byte.

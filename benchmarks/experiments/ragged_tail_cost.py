@@ -10,9 +10,10 @@ kernel configuration); only the device group sizes change:
   draw        a multinomial draw of 16384 rows over 16 groups (what a uniform router gives).
 A tail tile that cost nothing would leave tail1 at aligned's time; one that cost a full tile would add 8 / 64 of it.
 
-    python benchmarks/experiments/ragged_tail_cost.py [N,K ...]
+    python benchmarks/experiments/ragged_tail_cost.py [N,K ...]      (FLUSH_BY=read: bench's read flush, not its write)
 """
 
+import os
 import sys
 
 import jax
@@ -22,6 +23,7 @@ import numpy as np
 from jax_deepgemm import bench, fp8_grouped_gemm_nt, per_block_cast_to_fp8, per_token_cast_to_fp8
 
 M, G = 16384, 16
+bench.flush_by = os.environ.get("FLUSH_BY", bench.flush_by)
 VARIANTS = {
     "aligned": [1024] * 16,
     "swapped": [1280, 768] * 8,

@@ -9,10 +9,11 @@ git apply --reverse --check benchmarks/experiments/swiglu_grouped.patch 2>/dev/n
   git apply benchmarks/experiments/swiglu_grouped.patch || { echo "swiglu_grouped.patch does not apply"; exit 1; }
 build
 H=cuda/jax_deepgemm/fp8_quantize.cuh
+LB='__launch_bounds__(jdg::fp8_quantize::kThreads'
 cp $H /tmp/header.cuh
 for v in v0 v1; do
   cp /tmp/header.cuh $H
-  [ $v = v1 ] && sed -i 's|__launch_bounds__(jdg::fp8_quantize::kThreads)$|__launch_bounds__(jdg::fp8_quantize::kThreads, 2)|' $H
+  [ $v = v1 ] && sed -i "s|$LB)\$|$LB, 2)|" $H
   grep -c "kThreads, 2)" $H | sed "s/^/$v patched lines: /" >> "$OUT/variants.txt"
   DG_JIT_CACHE_DIR=/tmp/c_$v timeout -k 5 120 python benchmarks/experiments/swiglu_grouped.py 2>&1 |
     grep -v -i warning | sed "s/^/$v /" | tee -a "$OUT/variants.txt"

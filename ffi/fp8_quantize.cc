@@ -46,7 +46,7 @@ void validate(const Fp8QuantizeProblem& p) {
     // [g | u] with g and u each whole 128-column scale blocks of dx
     if (p.cols % (2 * kFp8QuantizeBlock) != 0)
       fail("swiglu_backward needs cols (2F) a multiple of 256, got " + std::to_string(p.cols));
-    if (p.batch > 0 && p.rows > 0 && (p.batch * p.rows + 7) / 8 > kIntMax)
+    if (p.batch > 0 && p.rows > 0 && (p.batch * p.rows + kSwigluRowsPerCta - 1) / kSwigluRowsPerCta > kIntMax)
       fail("swiglu_backward: too many rows (batch=" + std::to_string(p.batch) + ", rows=" + std::to_string(p.rows) +
            ")");
   }
@@ -250,8 +250,7 @@ ffi::Error execute_swiglu_backward(cu::CUstream stream, std::int32_t device, Fp8
   args.out_rows = b * r;
   args.x_rows = b * r;
   args.cblocks = static_cast<int>(p.cblocks());
-  const std::int64_t rows_per_cta = kFp8QuantizeThreads / 32;
-  return launch(stream, device, state, args, (b * r + rows_per_cta - 1) / rows_per_cta,
+  return launch(stream, device, state, args, (b * r + kSwigluRowsPerCta - 1) / kSwigluRowsPerCta,
                 {out, scale, &**dx, &**dw});
 }
 

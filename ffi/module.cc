@@ -192,7 +192,8 @@ NB_MODULE(_C, m) {
       "arch"_a, "in_f32"_a = false, "per_block"_a = false, "block_map"_a = false, "untransposed"_a = false,
       "row_map"_a = false, "rowwise"_a = false, "swiglu_backward"_a = false,
       "JIT-compile a quantization kernel, the transposing one, (rowwise) the per-token one or (swiglu_backward) the "
-      "SwiGLU backward with its per-token quantization (no GPU needed; its shapes are runtime arguments). Returns kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
+      "SwiGLU backward with its per-token quantization (no GPU needed; its shapes are runtime arguments). Returns "
+      "kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
 
   m.def(
       "verify_cache_entry",

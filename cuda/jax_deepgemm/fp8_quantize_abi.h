@@ -6,6 +6,7 @@ namespace jdg {
 
 constexpr int kFp8QuantizeBlock = 128;     // rows of x per scale block; columns of x per CTA
 constexpr int kFp8QuantizeThreads = 256;
+constexpr int kSwigluRowsPerCta = kFp8QuantizeThreads / 32;  // swiglu_backward.cuh: one warp per row
 constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
 constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
 

@@ -24,7 +24,6 @@ namespace swiglu_backward {
 
 constexpr int kVec = 8;                // bfloat16 per 16-byte vector
 constexpr int kChunk = 32 * kVec;      // columns of g (and u, dh) per warp step
-constexpr int kRowsPerCta = kFp8QuantizeThreads / 32;
 
 union Vector {
   uint4 bits;
@@ -73,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_swiglu_backward(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::swiglu_backward;
   const int lane = threadIdx.x % 32;
-  const long long row = static_cast<long long>(blockIdx.x) * kRowsPerCta + threadIdx.x / 32;
+  const long long row = static_cast<long long>(blockIdx.x) * jdg::kSwigluRowsPerCta + threadIdx.x / 32;
   if (row >= args.rows) return;  // (uniform over the warp)
   const long long f = args.cols / 2;
   const unsigned short* x = static_cast<const unsigned short*>(args.x) + row * args.cols;

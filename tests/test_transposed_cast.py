@@ -91,16 +91,21 @@ def test_token_cast_equals_the_helper(shape, dtype):
     _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
 
 
-def test_token_cast_of_extreme_values():
-    """Huge, tiny and all-zero rows, and a block whose one large value rounds the rest to zero: the helper's bits."""
+def test_casts_of_extreme_values():
+    """Huge, tiny and all-zero rows, a block whose one large value rounds the rest to zero and rows whose values span
+    2^-60..2^68 (every size of quotient: the kernels' reciprocal product against XLA's division): the helpers' bits,
+    per token and transposed."""
     x = np.array(randn(seed_of("tokcast-extreme"), (256, 512), F32), np.float32)
     x[0] = 0.0                        # the amax floor
     x[1] *= 3e37                      # near the largest finite bfloat16 / float32
     x[2, :128] *= 1e-40               # subnormal
     x[3, 5] = 1e30                    # one large value
+    x[4:8] *= np.exp2(np.arange(-60, 68, 0.25, dtype=np.float32))  # quotients of every size, 2^-60..2^68 in a row
     for dtype in (BF16, F32):
         xd = jnp.asarray(x).astype(dtype)
         _assert_same(_token_cast(xd), _helper[False](xd))
+        for per_block in (False, True):
+            _assert_same(_cast(xd.T, per_block), _helper[per_block](xd))
 
 
 def test_token_cast_inside_scan_and_vmap():

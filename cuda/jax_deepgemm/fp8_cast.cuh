@@ -23,10 +23,14 @@ __device__ __forceinline__ float min_nan(float a, float b) {
 
 // x / scale as XLA divides f32 on NVIDIA GPUs (div.full, its NVPTX setting), so that the result equals the
 // helpers' run on the GPU bit for bit (on the CPU they divide with IEEE rounding, which can differ in the last bit).
+// div.full.f32 is x * rcp.approx(scale), after scaling both operands by 1/4 where |scale| > 2^126 and by 2^24 where
+// |scale| < 2^-126. Every scale here comes from scale_of(): >= 1e-4 / 448 and, when finite, <= FLT_MAX / 448 < 2^126,
+// so neither scaling applies (an infinite scale gives x * 0 either way, a NaN one NaN), and the bare product is
+// div.full's quotient bit for bit at one multiply per element instead of three (NOTES 128).
 __device__ __forceinline__ float divide(float x, float scale) {
   float r;
-  asm("div.full.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(scale));
-  return r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(scale));
+  return __fmul_rn(x, r);
 }
 
 // Two floats -> two float8_e4m3fn bytes, round to nearest even: `lo` in the low byte.

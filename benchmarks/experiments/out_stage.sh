@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared, not run (NOTES 128): the transposing kernel's write-out stage with one pointer stepped per row
 # (out_stage.patch: no 64-bit index arithmetic or division per 8-byte unit; unsigned tile offsets). Static SASS of
-# the bf16 kernels 3864-3936 -> 2104-2168 instructions (mostly the byte-wise path's code), the aligned path's ~27
+# four bf16 variants 3864-3936 -> 2104-2152 instructions (mostly the byte-wise path's code), the aligned path's ~27
 # instructions per unit -> ~12. The sent tree with the patch ("new") against the sent tree ("old", git archive of
 # HEAD): the quantization test files with the new package, the MoE step's kernels old / new (two rounds), then
 # transposed_cast.py's bf16 cases with each package. One device call, ~5 minutes.

@@ -1,7 +1,8 @@
 // The float32 -> float8_e4m3fn arithmetic of jax_deepgemm.quantization's helpers as XLA compiles them for the GPU,
 // shared by the quantization kernels (fp8_quantize.cuh, swiglu_backward.cuh), so that their results equal the
 // helpers' there bit for bit: scale = max(amax, 1e-4) * f32(1 / 448), q = clip(x / scale, -448, 448) with XLA's
-// division (div.full) and NaN-propagating max / min, rounded to nearest even.
+// division (div.full) and NaN-propagating max / min, rounded to nearest even. The kernels reach the same bits with
+// fewer instructions: divide() and quantize_x4() say why.
 #pragma once
 
 #include <jax_deepgemm/fp8_quantize_abi.h>
@@ -21,7 +22,7 @@ __device__ __forceinline__ float max_nan(float a, float b) {
 // div.full.f32 is x * rcp.approx(scale), after scaling both operands by 1/4 where |scale| > 2^126 and by 2^24 where
 // |scale| < 2^-126. Every scale here comes from scale_of(): >= 1e-4 / 448 and, when finite, <= FLT_MAX / 448 < 2^126,
 // so neither scaling applies (an infinite scale gives x * 0 either way, a NaN one NaN), and the bare product is
-// div.full's quotient bit for bit at one multiply per element instead of three (NOTES 128).
+// div.full's quotient bit for bit at one multiply per element instead of three (NOTES 127, 128).
 __device__ __forceinline__ float divide(float x, float scale) {
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(scale));

@@ -4,8 +4,16 @@
 #                              first, so that only the chosen package can be imported)
 #   side NAME CMD ...          runs CMD from /tmp with /tmp/pkg_NAME first on PYTHONPATH (and benchmarks/experiments
 #                              after it), its own JIT cache; fails if another jax_deepgemm is imported
+#   sent_tree DIR              copies the sent tree's package sources (not tests/, benchmarks/) to DIR: the "old"
+#                              side of a script that patches the tree (not `git archive HEAD`: the device copy's
+#                              git HEAD is the session's first commit, not the sent tree's; session 84)
 # Scripts name files by absolute path: $R is the repository root.
 R=$PWD
+sent_tree() {
+  mkdir -p "$1"
+  git ls-files -co --exclude-standard | grep -vE "^(tests|benchmarks)/" |
+    while read -r f; do [ -f "$f" ] && echo "$f"; done | tar -cf - -T - | tar -xf - -C "$1"
+}
 ab_install() {
   python -m pip uninstall -y -q jax_deepgemm >/dev/null 2>&1
   mkdir -p "$OUT/logs"

@@ -4,6 +4,7 @@
 # activation forms (transposed_cast.py's cases: x through the gather, d(gate_up) by groups): speed of light,
 # occupancy, warp states, and executed instructions and stall samples per SASS line (the source page, as CSV).
 # (Profiling the whole jitted step instead did not finish in 200 s per ncu run, session 83: keep ncu on small scripts.)
+# Session 84 (NOTES 129): the first case came back; the second did not finish before the call's 420 s limit.
 . "$(dirname "$0")/prelude.sh"
 build
 timeout -k 5 150 python benchmarks/experiments/step_kernels.py --sequence "$OUT" moe_x_bf16 2>&1 |

@@ -6,7 +6,7 @@
 # the timed kernel to write back). One device call, ~3 minutes.
 . "$(dirname "$0")/prelude.sh"
 . tools/ab_side.sh
-mkdir -p /tmp/tree_old && git archive HEAD | tar -x -C /tmp/tree_old --exclude=tests --exclude=benchmarks
+sent_tree /tmp/tree_old
 git apply benchmarks/experiments/tail_pairs.patch || { echo "tail_pairs.patch does not apply"; exit 1; }
 ab_install new . old /tmp/tree_old
 for flush in write read; do

@@ -195,7 +195,9 @@ def _rows_of(x, row_index):
 
 @pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
 @pytest.mark.parametrize("per_block", [False, True], ids=["rows", "blocks"])
-@pytest.mark.parametrize("shape,picked", [((300, 200), 700), ((64, 136), 129), ((2, 50, 256), 260), ((0, 128), 5)])
+# 1160 columns: 10 column tiles, the gathered order walks each column tile's row blocks in turn (fp8_quantize.cuh)
+@pytest.mark.parametrize("shape,picked", [((300, 200), 700), ((64, 136), 129), ((2, 50, 256), 260), ((0, 128), 5),
+                                          ((50, 1160), 300), ((2, 40, 1160), 300)])
 def test_row_index_equals_the_gathered_rows(shape, picked, per_block, dtype):
     """row_index: the quantization of x[..., row_index, :] (each row picked any number of times, in any order;
     indices outside x, negative or past its end or int32's extremes, read zero rows), the helpers' bits on the

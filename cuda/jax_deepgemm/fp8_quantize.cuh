@@ -121,14 +121,25 @@ struct Block {
   bool in_cols;          // whether this thread's columns are inside x (cols is a multiple of kVec: all or none)
 };
 
-// CTA index -> (batch, column tile, row block), the column tile fastest: neighbouring CTAs read the same rows. Loads
-// this thread's kRows rows of kVec columns into v as 16-byte vectors (every row starts 16-byte aligned: cols is a
-// multiple of kVec, see the host's check), zeros past the block's rows or x's columns.
+// CTA index -> (batch, column tile, row block): the column tile fastest (neighbouring CTAs read the same rows), or,
+// where the rows are gathered, the row block fastest (see below). Loads this thread's kRows rows of kVec columns into
+// v as 16-byte vectors (every row starts 16-byte aligned: cols is a multiple of kVec, see the host's check), zeros
+// past the block's rows or x's columns.
 __device__ __forceinline__ Block load_block(const Fp8QuantizeArgs& args, Chunk (&v)[kRows]) {
   const int chunk = threadIdx.x % kChunks, group = threadIdx.x / kChunks;
   Block b;
+#if JDG_Q_ROW_MAP
+  // Gathered rows: a stored row of x is read by every row block that picks it (a top-k dispatch: k of them, far apart
+  // in the grid). With the column tile fastest, all of x is live at once, and x (59 MB at [4096, 7168] bfloat16, the
+  // output streaming past) did not stay in the 50 MB L2 until its last reader: Nsight Compute counted ~2.8 reads of
+  // it from DRAM. One column tile's 128 columns of x at a time (1 MB there) serve all their readers from the L2:
+  // 88 -> 69 us on that call (NOTES 130; groups of 2..8 column tiles measured between the two).
+  b.cblock = static_cast<int>(blockIdx.x / args.rblocks % args.cblocks);  // (32-bit: the grid is < 2^31 CTAs)
+  b.rblock = static_cast<int>(blockIdx.x % args.rblocks);
+#else
   b.cblock = static_cast<int>(blockIdx.x % args.cblocks);  // (32-bit: the grid is < 2^31 CTAs)
   b.rblock = static_cast<int>(blockIdx.x / args.cblocks % args.rblocks);
+#endif
   b.batch = blockIdx.x / args.cblocks / args.rblocks;
   b.col0 = static_cast<long long>(b.cblock) * kBlock + chunk * kVec;
   b.in_cols = b.col0 < args.cols;

@@ -52,14 +52,15 @@ void validate(const Fp8QuantizeProblem& p) {
   }
   if (p.untransposed && (!p.per_block || p.block_map || p.row_map))
     fail("untransposed needs per_block, no block map and no row map");
-  if (p.rowwise && (p.per_block || p.block_map || p.row_map || p.untransposed))
-    fail("rowwise needs no per_block, no block map, no row map and no untransposed");
+  if (p.rowwise && (p.per_block || p.block_map || p.untransposed))
+    fail("rowwise needs no per_block, no block map and no untransposed");
   jit::check_arch(p.arch);
 }
 
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p) {
   if (p.swiglu_backward) return std::string(fp8_quantize_symbol(p)) + "_bf16";
-  if (p.rowwise) return std::string(fp8_quantize_symbol(p)) + (p.in_f32 ? "_f32" : "_bf16");
+  if (p.rowwise)
+    return std::string(fp8_quantize_symbol(p)) + (p.in_f32 ? "_f32" : "_bf16") + (p.row_map ? "_gather" : "");
   return std::string("jdg_fp8_quantize_t_") + (p.in_f32 ? "f32" : "bf16") + (p.per_block ? "_blocks" : "_rows") +
          (p.row_map ? "_gather" : "") + (p.block_map ? "_map" : "") + (p.untransposed ? "_both" : "");
 }

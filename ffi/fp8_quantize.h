@@ -22,7 +22,7 @@ struct Fp8QuantizeProblem {
   bool row_map = false;      // x's rows read through row_index [rows] from x_rows stored rows
   std::int64_t x_rows = 0;   // stored rows of x per batch: rows without a row map
   bool untransposed = false; // per_block without a block map: also x's own quantization [batch, rows, cols]
-  bool rowwise = false;      // x's own per-token quantization (none of the four above)
+  bool rowwise = false;      // x's own per-token quantization (of the above, only with row_map)
   bool swiglu_backward = false;  // the SwiGLU backward's dx and its rowwise quantization (bfloat16, none of the above)
   std::string arch;
 

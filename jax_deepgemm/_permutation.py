@@ -5,27 +5,7 @@ scatter-add, which XLA runs at a small fraction of the memory bandwidth on a GPU
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
-
-# gather_rows moves 32-bit words where rows are whole words: XLA's gather costs about the same per element whatever
-# its size (an H200 gathered 16384 FP8 rows of 7168 bytes in 140 us as bytes, 51 us as words; NOTES 102). 0: gather
-# the elements as they are (for comparisons).
-WORD_BYTES = 4
-
-
-def gather_rows(x, index):
-    """x[index] for x [R, C] and an int index [P] (indices as jnp indexing takes them), for gathers that XLA writes
-    out whole. Where XLA fuses a gather into its consumers (nn/experts.py's dispatch and permutations of bf16 rows), the
-    words' bitcasts split those fusions: +321 us per MoE step on an H200 (NOTES 102)."""
-    size = x.dtype.itemsize
-    per_word = WORD_BYTES // size if WORD_BYTES and size <= WORD_BYTES else 0
-    numeric = jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer)
-    if x.ndim != 2 or not per_word or x.shape[1] % per_word or not numeric:
-        return x[index]
-    words = x.reshape(x.shape[0], x.shape[1] // per_word, per_word) if per_word > 1 else x
-    words = jax.lax.bitcast_convert_type(words, jnp.uint32)
-    return jax.lax.bitcast_convert_type(words[index], x.dtype).reshape(index.shape[0], x.shape[1])
 
 
 def inverse_permutation(perm):

@@ -29,7 +29,7 @@ from jax.ad_checkpoint import checkpoint_name
 from jax.custom_derivatives import SymbolicZero
 
 from . import _checks as check
-from ._permutation import gather_rows, sum_token_slots
+from ._permutation import sum_token_slots
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
@@ -289,20 +289,20 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     rows, without the gathered copy. x [T, K], order int32 [T * top_k] (a permutation of the (token, slot) pairs,
     sorted by expert), rhs [G, K, N], group_sizes [G] -> [T * top_k, N]; the same values and gradients.
 
-    Quantizing per token commutes with a row gather: the forward quantizes x's T rows and gathers FP8 rows and scales
-    (instead of gathering and quantizing T * top_k rows of x), and the weight gradient's token-major operand reads x
-    in place through the gather's index (transposed_cast_to_fp8's row_index). x's gradient sums each token's top_k
-    rows (as `nn.experts.dispatch`'s). `order` must be a permutation (as nn.moe's sort makes it): other values are read
-    safely (the gathers clamp, the weight gradient reads zero rows outside x) but mean nothing."""
+    The forward quantizes x's rows per token as it reads them through the gather's index (token_cast_to_fp8's
+    row_index: no gathered copy of x or of its FP8 rows), and the weight gradient's token-major operand reads x in
+    place through the same index (transposed_cast_to_fp8's row_index). x's gradient sums each token's top_k rows (as
+    `nn.experts.dispatch`'s). `order` must be a permutation (as nn.moe's sort makes it): other values are read safely
+    (rows outside x read as zeros) but mean nothing."""
     x, order, top_k, rhs, group_sizes = _moe_gemm_args("dispatched_ragged_dot", x, order, top_k, rhs, group_sizes,
                                                        dispatched=True)
     return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
 
 
 def _gathered_rows_gemm(x, rows, rhs_q, group_sizes, dtype):
-    """The grouped FP8 GEMM of x[rows] in `dtype`: x's rows quantized per token, then FP8 rows and scales gathered."""
-    data, scale = token_cast_to_fp8(x)
-    lhs_q = gather_rows(data, rows), gather_rows(scale, rows)
+    """The grouped FP8 GEMM of x[rows] in `dtype`: x's rows quantized per token as they are read through `rows` (an
+    index outside x reads a row of zeros), with no gathered copy of x or of its FP8 rows."""
+    lhs_q = token_cast_to_fp8(x, row_index=rows)
     return fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(dtype)).astype(dtype)
 
 
@@ -397,10 +397,10 @@ def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
     the (token, slot) pairs that sorted them), rhs [G, K, N], group_sizes [G] -> [T, N]: row t sums the product's rows
     i with order[i] // top_k = t in float32, rounded once.
 
-    The backward pass's output gradient is g[order // top_k] for g [T, N]: its T rows are quantized per token and FP8
-    rows and scales gathered for the dgrad (dispatched_ragged_dot's forward), and the weight gradient's token-major
-    operand reads g in place through the gather's index, instead of quantizing T * top_k gathered rows. `order` must be
-    a permutation (as for dispatched_ragged_dot)."""
+    The backward pass's output gradient is g[order // top_k] for g [T, N]: the dgrad quantizes g's rows per token as
+    it reads them through the gather's index (dispatched_ragged_dot's forward), and the weight gradient's token-major
+    operand reads g in place through the same index: no gathered copy. `order` must be a permutation (as for
+    dispatched_ragged_dot)."""
     lhs, order, top_k, rhs, group_sizes = _moe_gemm_args("combined_ragged_dot", lhs, order, top_k, rhs, group_sizes,
                                                          dispatched=False)
     return checkpoint_name(_combined_ragged_dot(top_k, *match_vma(lhs, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])

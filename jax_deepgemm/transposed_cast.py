@@ -39,6 +39,16 @@ from .sharding import _sharded_program
 _KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 
 
+def _row_index(fn, row_index) -> tuple:
+    """() or (row_index as int32,)."""
+    if row_index is None:
+        return ()
+    if jnp.ndim(row_index) != 1 or not jnp.issubdtype(jnp.result_type(row_index), jnp.integer):
+        raise ValueError(f"{fn}: row_index must be an int32 [R'] array, got {jnp.result_type(row_index)} "
+                         f"{jnp.shape(row_index)}")
+    return (jnp.asarray(row_index, jnp.int32),)
+
+
 def _check_x(fn, x):
     if jnp.ndim(x) < 2:
         raise ValueError(f"{fn}: x must be [..., R, C] (rank >= 2), got shape {jnp.shape(x)}")
@@ -65,12 +75,7 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
     maps = () if block_map is None else tuple(block_map)
     if untransposed and (not per_block or maps or row_index is not None):
         raise ValueError(f"{fn}: untransposed=True needs per_block=True, no block_map and no row_index")
-    rows = ()
-    if row_index is not None:
-        if jnp.ndim(row_index) != 1 or not jnp.issubdtype(jnp.result_type(row_index), jnp.integer):
-            raise ValueError(f"{fn}: row_index must be an int32 [R'] array, got {jnp.result_type(row_index)} "
-                             f"{jnp.shape(row_index)}")
-        rows = (jnp.asarray(row_index, jnp.int32),)
+    rows = _row_index(fn, row_index)
     if maps and (len(maps) != 2 or any(jnp.ndim(m) != 1 or not jnp.issubdtype(jnp.result_type(m), jnp.integer)
                                        for m in maps) or jnp.shape(maps[0]) != jnp.shape(maps[1])):
         raise ValueError(f"{fn}: block_map must be (block_src, block_rows), two int32 [nb] arrays, got "
@@ -83,20 +88,29 @@ def transposed_cast_to_fp8(x, *, per_block=False, block_map=None, untransposed=F
     return tuple(o.reshape(lead + o.shape[1:]) for o in out)
 
 
-def token_cast_to_fp8(x):
+def token_cast_to_fp8(x, *, row_index=None):
     """x [..., R, C] (floating) -> per_token_cast_to_fp8 of each [R, C] matrix, bit for bit: (data float8_e4m3fn
-    [..., R, C], scale float32 [..., R, ceil(C / 128)]), in one pass over x on sm_90 with the kernels."""
-    _check_x("token_cast_to_fp8", x)
+    [..., R, C], scale float32 [..., R, ceil(C / 128)]), in one pass over x on sm_90 with the kernels.
+
+    row_index: None, or int32 [R'] to quantize the rows x[..., row_index, :] instead (R = R' above; an index outside
+    [0, x.shape[-2]) reads a row of zeros): a gather's quantization without the gathered copy, as
+    transposed_cast_to_fp8's."""
+    fn = "token_cast_to_fp8"
+    _check_x(fn, x)
+    rows = _row_index(fn, row_index)
     if jax.sharding.get_abstract_mesh().explicit_axes:
         # Explicit sharding types: the helper's ops carry x's sharding to the results (the primitive types them
         # replicated), and a program over several devices lowers to them in any case (see the lowering).
+        if rows:
+            picked = _picked_rows(x.reshape((-1,) + x.shape[-2:]), rows[0])
+            x = picked.reshape(x.shape[:-2] + picked.shape[-2:])
         cast = per_token_cast_to_fp8
         for _ in range(x.ndim - 2):
             cast = jax.vmap(cast)
         return cast(x)
     lead, (r, c) = x.shape[:-2], x.shape[-2:]
-    (x,) = match_vma(x.reshape((math.prod(lead), r, c)))
-    out = quantize_t_p.bind(x, per_block=False, untransposed=False, row_map=False, rowwise=True)
+    x, *rows = match_vma(x.reshape((math.prod(lead), r, c)), *rows)
+    out = quantize_t_p.bind(x, *rows, per_block=False, untransposed=False, row_map=bool(rows), rowwise=True)
     return tuple(o.reshape(lead + o.shape[1:]) for o in out)
 
 

@@ -258,5 +258,10 @@ def test_the_moe_gemms_read_rows_through_the_gather(op):
     calls, rowwise = _quantize_calls(text)
     assert len(calls) == 3 and len(rowwise) == 2, text
     assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in calls) == ["false", "false", "true"]
+    # the gathered GEMM's A operand (the first's forward, the second's dgrad) quantized as it reads the rows
+    assert sorted(re.search(r"row_map = (\w+)", c).group(1) for c in rowwise) == ["false", "true"]
+    # (no gathered copy of FP8 rows, nor of their 32-bit words, left to XLA)
+    gathered = [line.split("->")[-1] for line in text.splitlines() if "stablehlo.gather" in line]
+    assert not [result for result in gathered if "xf8E4M3FN>" in result or "xui32>" in result]
     gathered = next(c for c in calls if "row_map = true" in c)
     assert "x_rows = 100 " in gathered and "rows = 300 " in gathered and "block_map = true" in gathered

@@ -47,15 +47,16 @@ def _cast(x, per_block=False, block_map=None, untransposed=False, row_index=None
     return fn(*args)
 
 
-def _token_cast(x):
+def _token_cast(x, row_index=None):
     """token_cast_to_fp8 under jit, checked to take the kernel where it reads x (on the GPU), as _cast."""
-    fn = jax.jit(token_cast_to_fp8)
+    fn = jax.jit(lambda x, rows: token_cast_to_fp8(x, row_index=rows))
     if kernels_active():
         # (XLA drops a call whose results are empty from the compiled program)
-        takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0 and x.size > 0
-        text = fn.lower(x).compile().as_text()
+        rows = x.shape[-2] if row_index is None else row_index.shape[0]
+        takes = x.dtype in (BF16, F32) and x.shape[-1] % (16 // x.dtype.itemsize) == 0 and rows * x.shape[-1] > 0
+        text = fn.lower(x, row_index).compile().as_text()
         assert ('custom_call_target="jdg_fp8_quantize_t"' in text) == takes
-    return fn(x)
+    return fn(x, row_index)
 
 
 def _data(shape, dtype, seed):
@@ -211,6 +212,10 @@ def test_row_index_equals_the_gathered_rows(shape, picked, per_block, dtype):
     got = _cast(x, per_block, row_index=jnp.asarray(row_index))
     want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
     _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+    if not per_block:  # x's own per-token quantization of the same rows
+        got = _token_cast(x, jnp.asarray(row_index))
+        want = jax.vmap(_helper[False])(flat)
+        _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
     if per_block or len(shape) > 2:
         return
     sizes = jnp.asarray([picked // 3, 0, picked // 2, 7], jnp.int32)
@@ -317,6 +322,8 @@ def test_bad_input_is_named():
         token_cast_to_fp8(jnp.ones((8,), F32))
     with pytest.raises(TypeError, match=r"token_cast_to_fp8: x must be a floating array, got int32"):
         token_cast_to_fp8(jnp.ones((8, 8), jnp.int32))
+    with pytest.raises(ValueError, match=r"token_cast_to_fp8: row_index must be an int32 \[R'\] array, got float32"):
+        token_cast_to_fp8(jnp.ones((8, 8), F32), row_index=jnp.zeros(4, F32))
     with pytest.raises(ValueError, match=r"transposed_cast_to_fp8: x must be \[\.\.\., R, C\]"):
         transposed_cast_to_fp8(jnp.ones((8,), F32))
     with pytest.raises(TypeError, match=r"transposed_cast_to_fp8: x must be a floating"):

@@ -3,10 +3,10 @@ profiler, summed per kernel name and divided by five, ours (jdg_*) apart from XL
 layers, value_and_grad over the weights, as remat_step.py) and `moe` (nn.moe's layer, value_and_grad over its
 weights, as the demo's) and `moe_ep` (the same, expert-parallel over every local device: all_to_all exchanges);
 `moe_before`: `moe` as before NOTES 102 (the dispatch gathered into a copy, the combine weights applied after the
-second GEMM), `moe_elements` (its FP8 rows gathered as bytes, not 32-bit words), `moe_weights_after` (only the combine
-as before NOTES 103: the FFN's rows unsorted, then weighted and summed); `moe_x`, `moe_x_before`, ...: the same with x
-differentiated too (the demo's backward); `moe_bf16`: the weights stored in bf16 (the demo's), and
-`moe_bf16_wgrad_f32` as before NOTES 104 (their gradients written in float32, then converted).
+second GEMM), `moe_weights_after` (only the combine as before NOTES 103: the FFN's rows unsorted, then weighted and
+summed); `moe_x`, `moe_x_before`, ...: the same with x differentiated too (the demo's backward); `moe_bf16`: the
+weights stored in bf16 (the demo's), and `moe_bf16_wgrad_f32` as before NOTES 104 (their gradients written in
+float32, then converted).
 
     python benchmarks/experiments/step_kernels.py [--sequence DIR] [mlp|moe|moe_ep|moe_before|moe_weights_after ...]
 
@@ -46,12 +46,12 @@ def moe_step(expert_parallel=False, argnums=(0, 1, 2), weights_dtype=jnp.float32
     return jax.jit(jax.value_and_grad(loss, argnums=argnums)), (router, w_gate_up, w_down, x)
 
 
-def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_after=False, wgrad_f32=False,
+def moe_variant_step(argnums=(0, 1, 2), copied=False, weights_after=False, wgrad_f32=False,
                      weights_dtype=jnp.float32):
     """The MoE step as before NOTES 102's, 103's and 104's changes: `copied`, its dispatch gathered into a copy before
-    the first expert GEMM; `elements`, its FP8 row gather moving bytes, not 32-bit words; `weights_after`, the combine
-    weights applied to the second GEMM's rows put back in (token, slot) order; `wgrad_f32`, the weight gradients
-    written in float32 and converted to the weights' dtype after the kernel. Compiled here, the patches undone."""
+    the first expert GEMM; `weights_after`, the combine weights applied to the second GEMM's rows put back in (token,
+    slot) order; `wgrad_f32`, the weight gradients written in float32 and converted to the weights' dtype after the
+    kernel. Compiled here, the patches undone."""
     from jax_deepgemm import _permutation, differentiable
     from jax_deepgemm.differentiable import ragged_dot
     from jax_deepgemm.nn import experts
@@ -66,22 +66,18 @@ def moe_variant_step(argnums=(0, 1, 2), copied=False, elements=False, weights_af
         per_slot = experts.permute_rows(out, _permutation.inverse_permutation(order))
         per_slot = per_slot.reshape(rows.shape[0], top_k, out.shape[-1]).astype(jnp.float32)
         return jnp.sum(per_slot * combine[..., None], axis=1).astype(rows.dtype)
-    saved = (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn,
-             differentiable._wgrad_dtype)  # (read at trace time)
+    saved = (experts.dispatched_ragged_dot, moe_module.expert_ffn, differentiable._wgrad_dtype)  # (read at trace time)
     if wgrad_f32:
         differentiable._wgrad_dtype = lambda dtype: jnp.dtype(jnp.float32)
     if copied:
         experts.dispatched_ragged_dot = copied_gemm
-    if elements:
-        _permutation.WORD_BYTES = 0
     if weights_after:
         moe_module.expert_ffn = ffn_then_weights
     try:
         step, args = moe_step(argnums=argnums, weights_dtype=weights_dtype)
         return step.lower(*args).compile(), args
     finally:
-        (experts.dispatched_ragged_dot, _permutation.WORD_BYTES, moe_module.expert_ffn,
-         differentiable._wgrad_dtype) = saved
+        experts.dispatched_ragged_dot, moe_module.expert_ffn, differentiable._wgrad_dtype = saved
 
 
 if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
@@ -89,8 +85,7 @@ if __name__ == "__main__":  # (moe_quantize_span.py imports the steps)
     for x in ("", "_x"):  # (_x: x differentiated too)
         argnums = (0, 1, 2, 3) if x else (0, 1, 2)
         steps["moe" + x] = partial(moe_step, argnums=argnums)
-        steps[f"moe{x}_elements"] = partial(moe_variant_step, argnums, elements=True)
-        steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, elements=True, weights_after=True)
+        steps[f"moe{x}_before"] = partial(moe_variant_step, argnums, copied=True, weights_after=True)
         steps[f"moe{x}_weights_after"] = partial(moe_variant_step, argnums, weights_after=True)
         steps[f"moe{x}_bf16"] = partial(moe_step, argnums=argnums, weights_dtype=jnp.bfloat16)
         steps[f"moe{x}_bf16_wgrad_f32"] = partial(moe_variant_step, argnums, wgrad_f32=True, weights_dtype=jnp.bfloat16)

@@ -43,6 +43,7 @@ CASES = [
     ("x [4096, 7168] bf16, per token", (TOKENS // 4, 7168), jnp.bfloat16, None, False, False, False),
     ("h [16384, 2048] bf16, per token", (TOKENS, 2048), jnp.bfloat16, None, False, False, False),
     ("grad_gate_up [16384, 4096] bf16, per token", (TOKENS, 4096), jnp.bfloat16, None, False, False, False),
+    ("x [4096, 7168] bf16 through the gather, per token", (TOKENS // 4, 7168), jnp.bfloat16, None, False, False, True),
 ]
 ORDER = jax.random.permutation(jax.random.key(1), TOKENS).astype(jnp.int32)  # the dispatch's (token, slot) pairs
 
@@ -65,7 +66,7 @@ for name, shape, dtype, per_block, grouped, untransposed, gathered in CASES:
     rows = ORDER // 4 if gathered else None
     def cast(x, *m):
         if per_block is None:
-            return token_cast_to_fp8(x)
+            return token_cast_to_fp8(x, row_index=rows)
         return transposed_cast_to_fp8(x, per_block=per_block, block_map=m or None, untransposed=untransposed,
                                       row_index=rows)
     out = jax.eval_shape(cast, x, *maps)

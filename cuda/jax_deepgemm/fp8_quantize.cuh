@@ -17,8 +17,9 @@
 //   JDG_Q_ROW_MAP    0: row i of x is x's stored row i (x_rows = rows);
 //                    1: it is stored row row_index[i] of x_rows, zeros where row_index[i] is outside [0, x_rows):
 //                       the rows of a gather x[row_index] without the gathered copy (device data, any values)
-//   JDG_Q_ROWWISE    1 (every other macro 0 but JDG_Q_IN_F32): the rowwise kernel above (scale [batch, rows,
-//                    cblocks]) instead of the transposing one
+//   JDG_Q_ROWWISE    1 (with JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP and JDG_Q_UNTRANSPOSED 0): the rowwise kernel above
+//                    (scale [batch, rows, cblocks]) instead of the transposing one; with JDG_Q_ROW_MAP, of x's rows
+//                    through the map (a gather's per-token quantization without the gathered copy)
 //   JDG_Q_UNTRANSPOSED 1 (with JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0): also x's own 128x128 quantization,
 //                    [batch, rows, cols] (its block scales are the transposed ones): a weight's dgrad operand, which
 //                    would otherwise be an FP8 transpose of the output
@@ -57,8 +58,8 @@
 #ifndef JDG_Q_ROWWISE
 #define JDG_Q_ROWWISE 0
 #endif
-#if JDG_Q_ROWWISE && (JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP || JDG_Q_UNTRANSPOSED)
-#error "JDG_Q_ROWWISE needs JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP, JDG_Q_ROW_MAP and JDG_Q_UNTRANSPOSED 0"
+#if JDG_Q_ROWWISE && (JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_UNTRANSPOSED)
+#error "JDG_Q_ROWWISE needs JDG_Q_PER_BLOCK, JDG_Q_BLOCK_MAP and JDG_Q_UNTRANSPOSED 0"
 #endif
 #if JDG_Q_UNTRANSPOSED && (!JDG_Q_PER_BLOCK || JDG_Q_BLOCK_MAP || JDG_Q_ROW_MAP)
 #error "JDG_Q_UNTRANSPOSED needs JDG_Q_PER_BLOCK 1, JDG_Q_BLOCK_MAP 0 and JDG_Q_ROW_MAP 0"

@@ -102,7 +102,7 @@ def token_cast_to_fp8(x, *, row_index=None):
         # Explicit sharding types: the helper's ops carry x's sharding to the results (the primitive types them
         # replicated), and a program over several devices lowers to them in any case (see the lowering).
         if rows:
-            picked = _picked_rows(x.reshape((-1,) + x.shape[-2:]), rows[0])
+            picked = _picked_rows(x.reshape((math.prod(x.shape[:-2]),) + x.shape[-2:]), rows[0])  # (x may be empty)
             x = picked.reshape(x.shape[:-2] + picked.shape[-2:])
         cast = per_token_cast_to_fp8
         for _ in range(x.ndim - 2):

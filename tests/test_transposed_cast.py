@@ -212,10 +212,15 @@ def test_row_index_equals_the_gathered_rows(shape, picked, per_block, dtype):
     got = _cast(x, per_block, row_index=jnp.asarray(row_index))
     want = jax.vmap(lambda m: _helper[per_block](m.T))(flat)
     _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
-    if not per_block:  # x's own per-token quantization of the same rows
-        got = _token_cast(x, jnp.asarray(row_index))
+    if not per_block:  # x's own per-token quantization of the same rows, also under Explicit mesh axes (the helper)
         want = jax.vmap(_helper[False])(flat)
-        _assert_same(got, (want[0].reshape(got[0].shape), want[1].reshape(got[1].shape)))
+        want = want[0].reshape(gathered.shape), want[1].reshape(gathered.shape[:-1] + (-1,))
+        _assert_same(_token_cast(x, jnp.asarray(row_index)), want)
+        mesh = jax.make_mesh((2,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,), devices=jax.devices("cpu")[:2])
+        replicated = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+        args = jax.device_put((x, jnp.asarray(row_index)), replicated)
+        with jax.set_mesh(mesh):
+            _assert_same(jax.jit(lambda x, rows: token_cast_to_fp8(x, row_index=rows))(*args), want)
     if per_block or len(shape) > 2:
         return
     sizes = jnp.asarray([picked // 3, 0, picked // 2, 7], jnp.int32)

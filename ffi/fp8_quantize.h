@@ -37,7 +37,8 @@ struct Fp8QuantizeProblem {
 // Throws std::invalid_argument naming the offending value.
 void validate(const Fp8QuantizeProblem& p);
 
-// "jdg_fp8_quantize_t_bf16_rows_map" ("jdg_fp8_quantize_rows_bf16" rowwise, "jdg_swiglu_backward_bf16"): the shapes
+// "jdg_fp8_quantize_t_bf16_rows_map" ("jdg_fp8_quantize_rows_bf16" rowwise, with "_gather" through a row map;
+// "jdg_swiglu_backward_bf16"): the shapes
 // are runtime arguments.
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p);
 

@@ -38,8 +38,7 @@ struct Fp8QuantizeProblem {
 void validate(const Fp8QuantizeProblem& p);
 
 // "jdg_fp8_quantize_t_bf16_rows_map" ("jdg_fp8_quantize_rows_bf16" rowwise, with "_gather" through a row map;
-// "jdg_swiglu_backward_bf16"): the shapes
-// are runtime arguments.
+// "jdg_swiglu_backward_bf16"): the shapes are runtime arguments.
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p);
 
 // The generated kernel.cu: the JDG_Q_* macros, then #include <jax_deepgemm/fp8_quantize.cuh> (or only

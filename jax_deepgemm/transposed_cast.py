@@ -1,7 +1,8 @@
 """The FP8 quantizations of the training paths in one pass: `transposed_cast_to_fp8(x)` equals
 `per_token_cast_to_fp8(x.T)` (or `per_block_cast_to_fp8(x.T)`) bit for bit, optionally of a row gather x[row_index]
 without its copy, and after moving groups of rows to 128-row blocks (`group_block_map`); `token_cast_to_fp8(x)`
-equals `per_token_cast_to_fp8(x)` (x's own 1x128 quantization, the forward's and the dgrad's A operand).
+equals `per_token_cast_to_fp8(x)` (x's own 1x128 quantization, the forward's and the dgrad's A operand), optionally of
+x[row_index] too.
 
 The FP8 training paths quantize transposed operands every step: the weight W [K, N] as W^T's 128x128 blocks, and the
 weight gradient's token-major operands X^T and grad^T, 1x128 along the tokens (k-grouped: each group's tokens from a

@@ -1,6 +1,6 @@
-// The FP8 quantization kernels (fp8_quantize.cuh: transposing, or rowwise; swiglu_backward.cuh: the SwiGLU backward
-// with its rowwise quantization): problem, kernel source and JIT build (host-only, no GPU), and the XLA FFI handlers of
-// the custom call "jdg_fp8_quantize_t".
+// The FP8 quantization kernels (fp8_quantize.cuh: transposing, or rowwise; swiglu.cuh: the SwiGLU forward and
+// backward, each with its rowwise quantization): problem, kernel source and JIT build (host-only, no GPU), and the XLA
+// FFI handlers of the custom call "jdg_fp8_quantize_t".
 #pragma once
 
 #include <cstdint>
@@ -23,12 +23,14 @@ struct Fp8QuantizeProblem {
   std::int64_t x_rows = 0;   // stored rows of x per batch: rows without a row map
   bool untransposed = false; // per_block without a block map: also x's own quantization [batch, rows, cols]
   bool rowwise = false;      // x's own per-token quantization (of the above, only with row_map)
+  bool swiglu_forward = false;   // the SwiGLU's h and its rowwise quantization (bfloat16, none of the above)
   bool swiglu_backward = false;  // the SwiGLU backward's dx and its rowwise quantization (bfloat16, none of the above)
   std::string arch;
 
   std::int64_t cblocks() const { return (cols + 127) / 128; }
   std::int64_t out_rows() const { return block_map ? rblocks * 128 : rows; }
-  bool rows_out() const { return rowwise || swiglu_backward; }  // out is [batch, rows, cols], one scale per row
+  bool swiglu() const { return swiglu_forward || swiglu_backward; }
+  bool rows_out() const { return rowwise || swiglu(); }  // out is [batch, rows, cols], one scale per row
   // The results' shapes: out [batch, cols, out_rows] (rows_out: [batch, rows, cols]) and scale.
   std::int64_t scale_rows() const { return rows_out() ? rows : per_block ? cblocks() : rblocks; }
   std::int64_t scale_cols() const { return rows_out() ? cblocks() : per_block ? rblocks : cols; }
@@ -38,14 +40,15 @@ struct Fp8QuantizeProblem {
 void validate(const Fp8QuantizeProblem& p);
 
 // "jdg_fp8_quantize_t_bf16_rows_map" ("jdg_fp8_quantize_rows_bf16" rowwise, with "_gather" through a row map;
-// "jdg_swiglu_backward_bf16"): the shapes are runtime arguments.
+// "jdg_swiglu_forward_bf16", "jdg_swiglu_backward_bf16"): the shapes are runtime arguments.
 std::string fp8_quantize_kernel_name(const Fp8QuantizeProblem& p);
 
 // The generated kernel.cu: the JDG_Q_* macros, then #include <jax_deepgemm/fp8_quantize.cuh> (or only
-// #include <jax_deepgemm/swiglu_backward.cuh>).
+// #include <jax_deepgemm/swiglu.cuh>).
 std::string fp8_quantize_source(const Fp8QuantizeProblem& p);
 
-// The kernel's symbol: "jdg_fp8_quantize_t", "jdg_fp8_quantize_rows" rowwise, or "jdg_swiglu_backward".
+// The kernel's symbol: "jdg_fp8_quantize_t", "jdg_fp8_quantize_rows" rowwise, "jdg_swiglu_forward" or
+// "jdg_swiglu_backward".
 const char* fp8_quantize_symbol(const Fp8QuantizeProblem& p);
 
 // Validates and compiles (through the caches). Throws std::exception on failure.
@@ -56,14 +59,16 @@ jit::BuildResult build_fp8_quantize(const Fp8QuantizeProblem& p);
 // The stage handlers of "jdg_fp8_quantize_t" (one bundle, platform "CUDA") and their state type (registered first).
 //
 // Attributes: batch, rows, cols, rblocks, x_rows (i64), arch (string), in_f32, per_block, block_map, row_map,
-// untransposed, rowwise, swiglu_backward (bool). Operands: x [batch, x_rows, cols] (bfloat16 or float32; cols a
-// multiple of 8 or 4: 16-byte rows), then with row_map the int32 row_index [rows], then with block_map the int32
-// block_src [rblocks] and block_rows [rblocks]. Results: out float8_e4m3fn [batch, cols, out_rows] and scale
-// float32 [batch, rblocks, cols] (per row of out) or [batch, cblocks, rblocks] (per_block), then with untransposed
-// float8_e4m3fn [batch, rows, cols]; rowwise: out float8_e4m3fn [batch, rows, cols] and scale float32 [batch, rows,
-// cblocks]. swiglu_backward: operands x = [g | u] [batch, rows, cols] bfloat16 (cols a multiple of 256), dh [batch,
-// rows, cols / 2] bfloat16 and w [batch, rows] float32; results out and scale as rowwise (dx's), then dx bfloat16
-// [batch, rows, cols] and dw float32 [batch, rows].
+// untransposed, rowwise, swiglu_backward (bool), swiglu_forward (bool, false where absent: programs serialized before
+// it). Operands: x [batch, x_rows, cols] (bfloat16 or float32; cols a multiple of 8 or 4: 16-byte rows), then with
+// row_map the int32 row_index [rows], then with block_map the int32 block_src [rblocks] and block_rows [rblocks].
+// Results: out float8_e4m3fn [batch, cols, out_rows] and scale float32 [batch, rblocks, cols] (per row of out) or
+// [batch, cblocks, rblocks] (per_block), then with untransposed float8_e4m3fn [batch, rows, cols]; rowwise: out
+// float8_e4m3fn [batch, rows, cols] and scale float32 [batch, rows, cblocks]. swiglu_forward: operands x = [g | u]
+// [batch, rows, cols] bfloat16 (cols a multiple of 256) and w [batch, rows] float32; results out and scale as rowwise
+// of h [batch, rows, cols / 2], then h bfloat16. swiglu_backward: operands x as swiglu_forward's, dh [batch, rows,
+// cols / 2] bfloat16 and w [batch, rows] float32; results out and scale as rowwise (dx's), then dx bfloat16 [batch,
+// rows, cols] and dw float32 [batch, rows].
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInstantiate(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeInitialize(XLA_FFI_CallFrame* call_frame);
 extern "C" XLA_FFI_Error* JdgFp8QuantizeExecute(XLA_FFI_CallFrame* call_frame);

@@ -164,7 +164,7 @@ NB_MODULE(_C, m) {
   m.def(
       "compile_fp8_quantize",
       [](const std::string& arch, bool in_f32, bool per_block, bool block_map, bool untransposed, bool row_map,
-         bool rowwise, bool swiglu_backward) {
+         bool rowwise, bool swiglu_backward, bool swiglu_forward) {
         jdg::Fp8QuantizeProblem p;
         p.arch = arch;
         p.in_f32 = in_f32;
@@ -174,8 +174,9 @@ NB_MODULE(_C, m) {
         p.row_map = row_map;
         p.rowwise = rowwise;
         p.swiglu_backward = swiglu_backward;
+        p.swiglu_forward = swiglu_forward;
         // (shapes are runtime arguments; one row of 16 bytes passes the checks, [g | u] of 128 columns each)
-        p.cols = swiglu_backward ? 256 : in_f32 ? 4 : 8;
+        p.cols = swiglu_backward || swiglu_forward ? 256 : in_f32 ? 4 : 8;
         jdg::jit::BuildResult built;
         {
           nb::gil_scoped_release release;
@@ -190,10 +191,10 @@ NB_MODULE(_C, m) {
         return d;
       },
       "arch"_a, "in_f32"_a = false, "per_block"_a = false, "block_map"_a = false, "untransposed"_a = false,
-      "row_map"_a = false, "rowwise"_a = false, "swiglu_backward"_a = false,
-      "JIT-compile a quantization kernel, the transposing one, (rowwise) the per-token one or (swiglu_backward) the "
-      "SwiGLU backward with its per-token quantization (no GPU needed; its shapes are runtime arguments). Returns "
-      "kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
+      "row_map"_a = false, "rowwise"_a = false, "swiglu_backward"_a = false, "swiglu_forward"_a = false,
+      "JIT-compile a quantization kernel, the transposing one, (rowwise) the per-token one or (swiglu_forward, "
+      "swiglu_backward) the SwiGLU forward or backward with its per-token quantization (no GPU needed; its shapes "
+      "are runtime arguments). Returns kernel, source, cache ('memory' | 'disk' | 'compiled'), seconds, log.");
 
   m.def(
       "verify_cache_entry",

@@ -21,6 +21,7 @@ benchmarks/NOTES.md 125).
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -34,7 +35,7 @@ from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
 from .reference import ragged_row_groups
-from .swiglu import swiglu, swiglu_backward
+from .swiglu import swiglu, swiglu_backward, swiglu_fp8
 from .transposed_cast import group_block_map, token_cast_to_fp8, transposed_cast_to_fp8
 
 
@@ -266,14 +267,14 @@ _ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)
 
 # ---------------------------------------------------------------- ragged_dot of dispatched rows
 
-def _moe_gemm_args(fn: str, lhs, order, top_k, rhs, group_sizes, *, dispatched: bool):
+def _moe_gemm_args(fn: str, lhs, order, top_k, rhs, group_sizes, *, dispatched: bool, rhs_name="rhs"):
     """dispatched_ragged_dot's and combined_ragged_dot's operands checked: (lhs, order, top_k as an int, rhs,
     group_sizes). The lhs is x [T, K] (dispatched) or the pairs' rows [T * top_k, K]; order has T * top_k entries."""
     name, rows = ("x", "[T, K]") if dispatched else ("lhs", "[T * top_k, K]")
     lhs = check.floating(fn, name, lhs, ndim=2)
-    rhs = check.floating(fn, "rhs", rhs, ndim=3)
-    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"{name} is {rows} with K={lhs.shape[1]}, rhs is [G, K, N] "
-               f"with K={rhs.shape[1]}")
+    rhs = check.floating(fn, rhs_name, rhs, ndim=3)
+    check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"{name} is {rows} with K={lhs.shape[1]}, {rhs_name} is "
+               f"[G, K, N] with K={rhs.shape[1]}")
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:  # (static: shapes use it)
         raise ValueError(f"{fn}: top_k must be a positive int, got {top_k!r}")
     top_k = int(top_k)
@@ -345,14 +346,21 @@ def dispatched_swiglu(x, order, top_k: int, rhs, group_sizes, row_weights) -> ja
     quantization) in one pass (`swiglu.swiglu_backward`: one kernel on sm_90 for bfloat16 with F % 128 == 0) where
     autodiff of the two steps takes three. The product's rows are saved for it, named like ragged_dot's result for
     jax.checkpoint policies."""
-    fn = "dispatched_swiglu"
-    x, order, top_k, rhs, group_sizes = _moe_gemm_args(fn, x, order, top_k, rhs, group_sizes, dispatched=True)
+    args = _swiglu_args("dispatched_swiglu", x, order, top_k, rhs, group_sizes, row_weights)
+    return _dispatched_swiglu(args[2], *match_vma(*args[:2], *args[3:]))
+
+
+def _swiglu_args(fn: str, x, order, top_k, rhs, group_sizes, row_weights, rhs_name="rhs"):
+    """dispatched_swiglu's operands checked (rhs named rhs_name): (x, order, top_k as an int, rhs, group_sizes,
+    row_weights)."""
+    x, order, top_k, rhs, group_sizes = _moe_gemm_args(fn, x, order, top_k, rhs, group_sizes, dispatched=True,
+                                                       rhs_name=rhs_name)
     if rhs.shape[2] % 2:
-        raise ValueError(f"{fn}: rhs [G, K, 2F] has {rhs.shape[2]} columns, not gate and up of F each (odd)")
+        raise ValueError(f"{fn}: {rhs_name} [G, K, 2F] has {rhs.shape[2]} columns, not gate and up of F each (odd)")
     row_weights = check.floating(fn, "row_weights", row_weights, ndim=1)
     check.same(fn, "rows", row_weights.shape[0], order.shape[0], f"row_weights [T * top_k] has "
                f"{row_weights.shape[0]} entries, order has {order.shape[0]}")
-    return _dispatched_swiglu(top_k, *match_vma(x, order, rhs, group_sizes, row_weights))
+    return x, order, top_k, rhs, group_sizes, row_weights
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
@@ -361,14 +369,20 @@ def _dispatched_swiglu(top_k, x, order, rhs, group_sizes, row_weights):
     return swiglu(checkpoint_name(gate_up, CHECKPOINT_NAMES[1]), row_weights, x.dtype)
 
 
-def _dispatched_swiglu_fwd(top_k, x, order, rhs, group_sizes, row_weights):
+def _swiglu_forward_rule(top_k, x, order, rhs, group_sizes, row_weights, activation):
+    """The forward rule of the first GEMM and the SwiGLU: (activation(gate_up, row_weights), the residuals of
+    _dispatched_swiglu_bwd)."""
     order, group_sizes = order.value, group_sizes.value
     rhs_q, rhs_dgrad, carriers, saved_x = _forward_operands(x, rhs)
     gate_up = _gathered_rows_gemm(x.value, order // top_k, rhs_q, group_sizes, x.value.dtype)
     gate_up = checkpoint_name(gate_up, CHECKPOINT_NAMES[1])
-    h = swiglu(gate_up, row_weights.value, x.value.dtype)
+    out = activation(gate_up, row_weights.value)
     w_carrier = jnp.zeros((), row_weights.value.dtype)
-    return h, (saved_x, order, rhs_dgrad, group_sizes, carriers, gate_up, row_weights.value, w_carrier)
+    return out, (saved_x, order, rhs_dgrad, group_sizes, carriers, gate_up, row_weights.value, w_carrier)
+
+
+def _dispatched_swiglu_fwd(top_k, x, order, rhs, group_sizes, row_weights):
+    return _swiglu_forward_rule(top_k, x, order, rhs, group_sizes, row_weights, lambda g, w: swiglu(g, w, g.dtype))
 
 
 def _dispatched_swiglu_bwd(top_k, res, dh):
@@ -406,21 +420,27 @@ def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
     return checkpoint_name(_combined_ragged_dot(top_k, *match_vma(lhs, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
 
 
-def _combined_fwd_math(top_k, lhs, order, rhs_q, group_sizes):
-    d = fp8_grouped_gemm_nt(token_cast_to_fp8(lhs), rhs_q, group_sizes, out_dtype=_gemm_dtype(lhs.dtype))
-    return sum_token_slots(d.astype(lhs.dtype), order, top_k)
+def _combined_fwd_math(top_k, lhs_q, dtype, order, rhs_q, group_sizes):
+    """The combined product in dtype from the lhs's per-token quantization lhs_q."""
+    d = fp8_grouped_gemm_nt(lhs_q, rhs_q, group_sizes, out_dtype=_gemm_dtype(dtype))
+    return sum_token_slots(d.astype(dtype), order, top_k)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
 def _combined_ragged_dot(top_k, lhs, order, rhs, group_sizes):
-    return _combined_fwd_math(top_k, lhs, order, _quantize_weight(rhs), group_sizes)
+    return _combined_fwd_math(top_k, token_cast_to_fp8(lhs), lhs.dtype, order, _quantize_weight(rhs), group_sizes)
+
+
+def _combined_forward_rule(top_k, lhs, lhs_q, order, rhs, group_sizes):
+    """The forward rule of combined_ragged_dot with lhs's quantization lhs_q given: (its value, its residuals)."""
+    order, group_sizes = order.value, group_sizes.value
+    rhs_q, rhs_dgrad, carriers, saved_lhs = _forward_operands(lhs, rhs)
+    out = _combined_fwd_math(top_k, lhs_q, lhs.value.dtype, order, rhs_q, group_sizes)
+    return out, (saved_lhs, order, rhs_dgrad, group_sizes, carriers)
 
 
 def _combined_ragged_dot_fwd(top_k, lhs, order, rhs, group_sizes):
-    order, group_sizes = order.value, group_sizes.value
-    rhs_q, rhs_dgrad, carriers, saved_lhs = _forward_operands(lhs, rhs)
-    out = _combined_fwd_math(top_k, lhs.value, order, rhs_q, group_sizes)
-    return out, (saved_lhs, order, rhs_dgrad, group_sizes, carriers)
+    return _combined_forward_rule(top_k, lhs, token_cast_to_fp8(lhs.value), order, rhs, group_sizes)
 
 
 def _combined_ragged_dot_bwd(top_k, res, g):
@@ -437,3 +457,57 @@ def _combined_ragged_dot_bwd(top_k, res, g):
 
 
 _combined_ragged_dot.defvjp(_combined_ragged_dot_fwd, _combined_ragged_dot_bwd, symbolic_zeros=True)
+
+
+# ---------------------------------------------------------------- the MoE experts: dispatched SwiGLU, then combined
+
+def moe_ffn(x, order, top_k: int, w_gate_up, w_down, group_sizes, row_weights) -> jax.Array:
+    """combined_ragged_dot(dispatched_swiglu(x, order, top_k, w_gate_up, group_sizes, row_weights), order, top_k,
+    w_down, group_sizes): an MoE layer's experts over its dispatched rows (the SwiGLU FFN, its combine weights
+    row_weights), x [T, D], w_gate_up [G, D, 2F], w_down [G, F, N] -> [T, N] in x.dtype. The same values and gradients
+    as the two steps apart, in one custom VJP: its forward takes the second GEMM's FP8 operand from the SwiGLU's own
+    pass (`swiglu.swiglu_fp8`: h and its per-token quantization in one kernel on sm_90), where the two steps quantize
+    h again after writing it. `order` must be a permutation (as for dispatched_ragged_dot)."""
+    fn = "moe_ffn"
+    x, order, top_k, w_gate_up, group_sizes, row_weights = _swiglu_args(fn, x, order, top_k, w_gate_up, group_sizes,
+                                                                        row_weights, rhs_name="w_gate_up")
+    w_down = check.floating(fn, "w_down", w_down, ndim=3)
+    experts, f = w_gate_up.shape[0], w_gate_up.shape[2] // 2
+    if w_down.shape[:2] != (experts, f):
+        raise ValueError(f"{fn}: w_down has shape {tuple(w_down.shape)}; expected [G, F, N] with G = {experts} and "
+                         f"F = {f} (w_gate_up is [G, D, 2F] = {list(w_gate_up.shape)})")
+    return checkpoint_name(_moe_ffn(top_k, *match_vma(x, order, w_gate_up, w_down, group_sizes, row_weights)),
+                           CHECKPOINT_NAMES[1])
+
+
+class _Primal(NamedTuple):
+    """The forward rules' view of an operand (as jax's custom VJP primals): its value, and whether it is
+    differentiated."""
+    value: jax.Array
+    perturbed: bool
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _moe_ffn(top_k, x, order, w_gate_up, w_down, group_sizes, row_weights):
+    gate_up = _gathered_rows_gemm(x, order // top_k, _quantize_weight(w_gate_up), group_sizes, x.dtype)
+    h, h_q = swiglu_fp8(checkpoint_name(gate_up, CHECKPOINT_NAMES[1]), row_weights)
+    return _combined_fwd_math(top_k, h_q, h.dtype, order, _quantize_weight(w_down), group_sizes)
+
+
+def _moe_ffn_fwd(top_k, x, order, w_gate_up, w_down, group_sizes, row_weights):
+    (h, h_q), swiglu_res = _swiglu_forward_rule(top_k, x, order, w_gate_up, group_sizes, row_weights, swiglu_fp8)
+    h = _Primal(h, x.perturbed or w_gate_up.perturbed or row_weights.perturbed)
+    out, combined_res = _combined_forward_rule(top_k, h, h_q, order, w_down, group_sizes)
+    return out, (swiglu_res, combined_res)
+
+
+def _moe_ffn_bwd(top_k, res, g):
+    swiglu_res, combined_res = res
+    d_h, _, d_w_down, _ = _combined_ragged_dot_bwd(top_k, combined_res, g)
+    if d_h is None:  # (h is not differentiated: neither is anything before it)
+        return None, None, None, d_w_down, None, None
+    d_x, _, d_w_gate_up, _, d_row_weights = _dispatched_swiglu_bwd(top_k, swiglu_res, d_h)
+    return d_x, None, d_w_gate_up, d_w_down, None, d_row_weights
+
+
+_moe_ffn.defvjp(_moe_ffn_fwd, _moe_ffn_bwd, symbolic_zeros=True)

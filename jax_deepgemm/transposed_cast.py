@@ -195,7 +195,8 @@ def _kernel(x, *maps, per_block, untransposed, row_map, rowwise):
     call = jax.ffi.ffi_call(QUANTIZE_T_TARGET, tuple(jax.ShapeDtypeStruct(shape, dtype) for shape, dtype in shapes))
     out = call(x, *maps, batch=b, rows=r, cols=c, rblocks=rblocks, x_rows=x_rows, arch=runtime.ARCH,
                in_f32=x.dtype == jnp.float32, per_block=per_block, block_map=len(maps) > int(row_map),
-               row_map=row_map, untransposed=untransposed, rowwise=rowwise, swiglu_backward=False)
+               row_map=row_map, untransposed=untransposed, rowwise=rowwise, swiglu_forward=False,
+               swiglu_backward=False)
     return (out[0], jnp.swapaxes(out[1], 1, 2)) + tuple(out[2:]) if per_column else out
 
 

@@ -78,7 +78,8 @@ def test_other_layouts_reach_the_same_kernel(layout):
 def _quantize_calls(text):
     """The quantization kernel's calls in a lowered program: (transposing ones, rowwise ones)."""
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
-    transposing = [c for c in calls if "rowwise = false" in c and "swiglu_backward = false" in c]
+    transposing = [c for c in calls if "rowwise = false" in c and "swiglu_backward = false" in c
+                   and "swiglu_forward = false" in c]
     return transposing, [c for c in calls if "rowwise = true" in c]
 
 
@@ -185,6 +186,28 @@ def test_moe_backward_takes_the_swiglu_kernel(f, dtype, kernel):
     assert len(calls) == int(kernel), calls
     if kernel:
         assert f"rows = {t * top_k} : i64" in calls[0] and f"cols = {2 * f} : i64" in calls[0]
+
+
+@pytest.mark.parametrize("f,dtype,kernel", [(256, jnp.bfloat16, True), (192, jnp.bfloat16, False),
+                                           (256, jnp.float32, False)])
+def test_moe_forward_quantizes_h_in_the_swiglu_kernel(f, dtype, kernel):
+    """The MoE layer's forward forms h and its FP8 operand in one kernel call (bfloat16, F a multiple of 128); otherwise
+    h comes from XLA's ops and its quantization from a rowwise call of its own. Either way x's rows are quantized as
+    the rowwise kernel reads them through the dispatch's index."""
+    from jax_deepgemm import nn
+
+    t, d, e, top_k = 64, 256, 4, 2
+    x = jnp.ones((t, d), dtype)
+    router, w_gate_up, w_down = nn.init_moe_weights(jax.random.key(0), d, f, e)
+    text = _lower_cuda(lambda x: nn.moe(x, router, w_gate_up, w_down, top_k=top_k), x)
+    swiglu_calls = [c for c in re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)
+                    if "swiglu_forward = true" in c]
+    assert len(swiglu_calls) == int(kernel), swiglu_calls
+    if kernel:
+        assert f"rows = {t * top_k} : i64" in swiglu_calls[0] and f"cols = {2 * f} : i64" in swiglu_calls[0]
+    _, rowwise = _quantize_calls(text)
+    row_maps = sorted(re.search(r"row_map = (\w+)", c).group(1) for c in rowwise)
+    assert row_maps == (["true"] if kernel else ["false", "true"]), row_maps
 
 
 def test_fp8_dot_in_a_sharded_program_quantizes_with_xla():

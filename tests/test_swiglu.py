@@ -1,9 +1,10 @@
-"""swiglu_backward: the weighted SwiGLU's gradients and their per-token FP8 quantization in one pass, against a float64
-NumPy oracle of its formulas; its FP8 result is per_token_cast_to_fp8 of its own dx bit for bit. dispatched_swiglu:
-the MoE layer's first GEMM with the SwiGLU, whose values and gradients equal the two steps apart (autodiff of
-dispatched_ragged_dot then the SwiGLU). On CPU this checks the reference lowering; with an sm_90 GPU the bfloat16 cases
-with F % 128 == 0 run the kernel (checked present in the program; the others checked to take the reference), outputs
-poisoned before each launch, also inside a jitted lax.scan."""
+"""swiglu_fp8 and swiglu_backward: the weighted SwiGLU and its gradients, each with the per-token FP8 quantization of
+its result in one pass, against a float64 NumPy oracle of their formulas; their FP8 results are per_token_cast_to_fp8
+of their own h and dx bit for bit. dispatched_swiglu: the MoE layer's first GEMM with the SwiGLU, whose values and
+gradients equal the two steps apart (autodiff of dispatched_ragged_dot then the SwiGLU); moe_ffn: that step and
+combined_ragged_dot in one, equal to the two. On CPU this checks the reference lowering; with an sm_90 GPU the bfloat16
+cases with F % 128 == 0 run the kernels (checked present in the program; the others checked to take the reference),
+outputs poisoned before each launch, also inside a jitted lax.scan."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ import pytest  # noqa: E402
 from conftest import BF16, F32, cosine, kernels_active, randn, seed_of  # noqa: E402
 
 import jax_deepgemm as dg  # noqa: E402
-from jax_deepgemm.differentiable import dispatched_ragged_dot, dispatched_swiglu  # noqa: E402
-from jax_deepgemm.swiglu import swiglu, swiglu_backward  # noqa: E402
+from jax_deepgemm.differentiable import (combined_ragged_dot, dispatched_ragged_dot, dispatched_swiglu,  # noqa: E402
+                                         moe_ffn)
+from jax_deepgemm.swiglu import swiglu, swiglu_backward, swiglu_fp8  # noqa: E402
 
-_KERNEL = re.compile(r"swiglu_backward\s*=\s*true")  # the quantization kernel's call in its SwiGLU mode
+_KERNEL = re.compile(r"swiglu_backward\s*=\s*true")  # the quantization kernel's call in its SwiGLU modes
+_FORWARD_KERNEL = re.compile(r"swiglu_forward\s*=\s*true")
 
 
 def _backward(x, dh, w):
@@ -148,6 +151,86 @@ def test_bad_dtype():
         swiglu_backward(jnp.ones((8, 256), BF16), jnp.ones((8, 128), jnp.int32), jnp.ones(8))
 
 
+# ---- swiglu_fp8: h and its per-token quantization ----
+
+def _forward(x, w):
+    """swiglu_fp8 under jit; on the GPU also checks that the kernel runs where it applies and only there."""
+    fn = jax.jit(swiglu_fp8)
+    if kernels_active():
+        takes = x.dtype == BF16 and x.shape[1] % 256 == 0 and x.shape[0] > 0
+        assert bool(_FORWARD_KERNEL.search(fn.lower(x, w).compile().as_text())) == takes
+    return fn(x, w)
+
+
+def _check_forward(x, w, got):
+    h, (data, scale) = got
+    xd, wd = np.asarray(x, np.float64), np.asarray(w, np.float64)
+    f = x.shape[1] // 2
+    g, u = xd[:, :f], xd[:, f:]
+    want = g / (1.0 + np.exp(-g)) * u * wd[:, None]
+    assert h.dtype == x.dtype and h.shape == (x.shape[0], f)
+    # a product of float32 factors (the kernel's exponential within a few units), rounded once to x.dtype
+    ulp = 2.0 ** -7 if x.dtype == BF16 else 2.0 ** -23
+    err = np.abs(np.asarray(h, np.float64) - want)
+    bad = err > (ulp + 2.0 ** -18) * np.abs(want) + 2.0 ** -110
+    assert not bad.any(), (np.argwhere(bad)[:5], err[bad][:5], want[bad][:5])
+    want_data, want_scale = jax.jit(dg.per_token_cast_to_fp8)(h)
+    np.testing.assert_array_equal(np.asarray(scale).view(np.uint32), np.asarray(want_scale).view(np.uint32))
+    np.testing.assert_array_equal(np.asarray(data.view(jnp.uint8)), np.asarray(want_data.view(jnp.uint8)))
+
+
+@pytest.mark.parametrize("dtype", [BF16, F32], ids=["bf16", "f32"])
+@pytest.mark.parametrize("rows,f", [(256, 128), (300, 256), (1, 128), (13, 384), (64, 2048), (40, 96), (7, 4)])
+def test_forward_against_the_oracle(rows, f, dtype):
+    x, _, w = _operands(rows, f, dtype, ("forward", rows, f, str(dtype)))
+    _check_forward(x, w, _forward(x, w))
+
+
+def test_forward_extreme_gates_and_non_finite_values():
+    """Large |g|, zeros, and a NaN and an infinity in one row each: those rows' h and scales are the helper's of h."""
+    x, _, w = _operands(24, 256, BF16, "forward-extreme")
+    x = x.at[0, :256].set(jnp.linspace(-120.0, 120.0, 256).astype(BF16))
+    x = x.at[1].set(0.0)
+    x = x.at[2, 5].set(jnp.nan).at[3, 300].set(jnp.inf)
+    h, (data, scale) = _forward(x, w)
+    clean = np.r_[0:2, 4:24]
+    _check_forward(x[clean], w[clean], (h[clean], (data[clean], scale[clean])))
+    assert np.isnan(np.asarray(h[2, 5], np.float32))
+    assert not np.isfinite(np.asarray(h[3, 300 - 256], np.float32))
+    want_data, want_scale = jax.jit(dg.per_token_cast_to_fp8)(h)
+    np.testing.assert_array_equal(np.asarray(scale[2:4]).view(np.uint32), np.asarray(want_scale[2:4]).view(np.uint32))
+    np.testing.assert_array_equal(np.asarray(data[2:4].view(jnp.uint8)), np.asarray(want_data[2:4].view(jnp.uint8)))
+
+
+def test_forward_empty_vmap_and_scan():
+    h, (data, scale) = _forward(jnp.zeros((0, 256), BF16), jnp.zeros((0,), F32))
+    assert h.shape == (0, 128) and data.shape == (0, 128) and scale.shape == (0, 1)
+    x, _, w = _operands(3 * 40, 128, BF16, "forward-vmap")
+    batched = jax.jit(jax.vmap(swiglu_fp8))(x.reshape(3, 40, 256), w.reshape(3, 40))
+    for got, want in zip(jax.tree.leaves(batched), jax.tree.leaves(_forward(x, w))):
+        np.testing.assert_array_equal(np.asarray(got.reshape(want.shape), np.float64), np.asarray(want, np.float64))
+
+    def step(carry, operands):  # (on the GPU: a command buffer)
+        h, (data, scale) = swiglu_fp8(*operands)
+        return carry + jnp.sum(scale), (h, data, scale)
+
+    _, (h, data, scale) = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs))((x.reshape(3, 40, 256), w.reshape(3, 40)))
+    for i in range(3):
+        _check_forward(x[40 * i:40 * (i + 1)], w[40 * i:40 * (i + 1)], (h[i], (data[i], scale[i])))
+
+
+@pytest.mark.parametrize("args,match", [
+    (((8, 255), (8,)), r"x must be \[rows, 2F\]"),
+    (((8, 256), (7,)), r"w must be \[rows\] = \[8\]"),
+])
+def test_forward_bad_shapes(args, match):
+    x, w = (jnp.ones(s, BF16) for s in args)
+    with pytest.raises(ValueError, match=match):
+        swiglu_fp8(x, w)
+    with pytest.raises(TypeError, match="w must be a floating array"):
+        swiglu_fp8(jnp.ones((8, 256), BF16), jnp.ones(8, jnp.int32))
+
+
 # ---- dispatched_swiglu: the MoE layer's first GEMM and SwiGLU as one differentiable step ----
 
 def _moe_operands(dtype, f):
@@ -191,3 +274,60 @@ def test_dispatched_swiglu_bad_row_weights():
         dispatched_swiglu(x, order, top_k, rhs, sizes, w[:-1])
     with pytest.raises(ValueError, match="odd"):
         dispatched_swiglu(x, order, top_k, rhs[..., :-1], sizes, w)
+
+
+# ---- moe_ffn: dispatched_swiglu and combined_ragged_dot as one differentiable step ----
+
+def _moe_ffn_operands(dtype, f):
+    x, order, top_k, rhs, sizes, w = _moe_operands(dtype, f)
+    w_down = randn(seed_of("moe_ffn", "w_down", f), (rhs.shape[0], f, 192), spread=False) * 0.1
+    return x, order, top_k, rhs, w_down, sizes, w
+
+
+def _moe_ffn_two_steps(x, order, top_k, w_gate_up, w_down, sizes, w):
+    return combined_ragged_dot(dispatched_swiglu(x, order, top_k, w_gate_up, sizes, w), order, top_k, w_down, sizes)
+
+
+@pytest.mark.parametrize("argnums", [(0, 1, 2, 3), (2,), (0,)], ids=["all", "w_down", "x"])
+@pytest.mark.parametrize("dtype,f", [(BF16, 128), (F32, 128), (BF16, 96)], ids=["bf16", "f32", "bf16-F96"])
+def test_moe_ffn_equals_the_two_steps(dtype, f, argnums):
+    x, order, top_k, w_gate_up, w_down, sizes, w = _moe_ffn_operands(dtype, f)
+    cot = randn(seed_of("moe_ffn", "cot", f), (x.shape[0], w_down.shape[2]), F32)
+
+    def loss(step):
+        return lambda x, w_gate_up, w_down, w: jnp.sum(
+            step(x, order, top_k, w_gate_up, w_down, sizes, w).astype(F32) * cot)
+
+    got = jax.jit(jax.value_and_grad(loss(moe_ffn), argnums=argnums))(x, w_gate_up, w_down, w)
+    want = jax.jit(jax.value_and_grad(loss(_moe_ffn_two_steps), argnums=argnums))(x, w_gate_up, w_down, w)
+    # the same GEMMs; h formed by the SwiGLU's kernel (its fast exponential) where it runs, else by the same XLA ops
+    np.testing.assert_allclose(float(got[0]), float(want[0]), rtol=1e-5)
+    names = ("x", "w_gate_up", "w_down", "row_weights")
+    for i, g, e in zip(argnums, got[1], want[1]):
+        assert g.dtype == e.dtype and g.shape == e.shape, names[i]
+        assert cosine(g, e) > 0.9999, (names[i], cosine(g, e))
+    if kernels_active() and dtype == BF16 and f % 128 == 0:
+        text = jax.jit(jax.grad(loss(moe_ffn), argnums=argnums)).lower(x, w_gate_up, w_down, w).compile().as_text()
+        # (a gradient's program computes no loss value: h, and with it the SwiGLU's forward kernel, is needed only for
+        # w_down's gradient; the SwiGLU's backward only where something before h is differentiated)
+        assert bool(_FORWARD_KERNEL.search(text)) == (2 in argnums)
+        assert bool(_KERNEL.search(text)) == (argnums != (2,))
+
+
+def test_moe_ffn_without_kernels_is_the_two_steps_bit_for_bit():
+    """Where the SwiGLU's kernel does not run (F % 128 != 0) the one step is the two steps' ops: the same bits."""
+    x, order, top_k, w_gate_up, w_down, sizes, w = _moe_ffn_operands(BF16, 96)
+    got = jax.jit(moe_ffn, static_argnums=2)(x, order, top_k, w_gate_up, w_down, sizes, w)
+    want = jax.jit(_moe_ffn_two_steps, static_argnums=2)(x, order, top_k, w_gate_up, w_down, sizes, w)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+def test_moe_ffn_bad_w_down():
+    x, order, top_k, w_gate_up, w_down, sizes, w = _moe_ffn_operands(F32, 128)
+    with pytest.raises(ValueError, match=r"w_down has shape \(4, 64, 192\); expected \[G, F, N\] with G = 4 and "
+                                         r"F = 128"):
+        moe_ffn(x, order, top_k, w_gate_up, w_down[:, :64], sizes, w)
+    with pytest.raises(ValueError, match=r"w_gate_up .* \(odd\)"):
+        moe_ffn(x, order, top_k, w_gate_up[..., :-1], w_down, sizes, w)
+    with pytest.raises(ValueError, match="w_down must be"):
+        moe_ffn(x, order, top_k, w_gate_up, w_down[0], sizes, w)

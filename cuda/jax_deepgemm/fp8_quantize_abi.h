@@ -6,7 +6,7 @@ namespace jdg {
 
 constexpr int kFp8QuantizeBlock = 128;     // rows of x per scale block; columns of x per CTA
 constexpr int kFp8QuantizeThreads = 256;
-constexpr int kSwigluRowsPerCta = kFp8QuantizeThreads / 32;  // swiglu_backward.cuh: one warp per row
+constexpr int kSwigluRowsPerCta = kFp8QuantizeThreads / 32;  // swiglu.cuh: one warp per row
 constexpr float kFp8QuantizeMax = 448.0f;          // largest finite float8_e4m3fn
 constexpr float kFp8QuantizeAmaxFloor = 1e-4f;     // an all-zero block still gets a finite scale
 
@@ -23,12 +23,13 @@ struct Fp8QuantizeArgs {
   unsigned char* out;
   unsigned char* out_untransposed;  // JDG_Q_UNTRANSPOSED: [batch, rows, cols] float8_e4m3fn
   float* scale;
-  // The SwiGLU backward (swiglu_backward.cuh): x is [g | u] [rows, cols] bfloat16, out and scale dx's rowwise
-  // quantization ([rows, cols], [rows, cblocks]).
-  const void* grad;        // dh [rows, cols / 2] bfloat16
+  // The SwiGLU kernels (swiglu.cuh): x is [g | u] [rows, cols] bfloat16. Forward: out and scale h's rowwise
+  // quantization ([rows, cols / 2], [rows, cblocks] with cblocks = cols / 256). Backward: out and scale dx's
+  // ([rows, cols], [rows, cblocks]).
+  const void* grad;        // backward: dh [rows, cols / 2] bfloat16
   const float* row_weight; // w [rows]
-  void* x_grad;            // dx [rows, cols] bfloat16
-  float* row_weight_grad;  // dw [rows]
+  void* swiglu_out;        // bfloat16: forward h [rows, cols / 2], backward dx [rows, cols]
+  float* row_weight_grad;  // backward: dw [rows]
   long long rows, cols, out_rows;
   long long x_rows;       // stored rows per batch (= rows without JDG_Q_ROW_MAP)
   int rblocks, cblocks;

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .._permutation import inverse_permutation, sum_token_slots
-from ..differentiable import combined_ragged_dot, dispatched_ragged_dot, dispatched_swiglu, ragged_dot
+from ..differentiable import dispatched_ragged_dot, moe_ffn, ragged_dot
 from ..swiglu import swiglu
 from ._validate import floating, static_int
 
@@ -95,7 +95,8 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     activations (computed in float32) before the down projection, the same product, so that the combine is the
     transpose of the dispatch: with fp8 the down projection's backward quantizes the T rows of the output gradient,
     not T * top_k weighted copies (`combined_ragged_dot`); the first GEMM and the SwiGLU are one differentiable step
-    (`dispatched_swiglu`), whose backward forms the SwiGLU's gradients and their FP8 quantization in one pass."""
+    (`dispatched_swiglu`), whose backward forms the SwiGLU's gradients and their FP8 quantization in one pass; and
+    the two are one custom VJP (`moe_ffn`), whose forward forms h and its FP8 quantization in one pass."""
     fn = "expert_ffn"
     rows = floating(fn, "rows", rows, ("M", "D"))
     w_gate_up, w_down = _check_expert_weights(fn, rows.shape[1], w_gate_up, w_down, "E")
@@ -132,8 +133,7 @@ def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather
     # each row's weight, sorted by expert as the rows are
     row_weights = permute_rows(jnp.reshape(combine, (-1, 1)).astype(jnp.float32), order)[:, 0]
     if fp8:
-        h = dispatched_swiglu(rows, order, top_k, w_gate_up, group_sizes, row_weights)
-        return combined_ragged_dot(h, order, top_k, w_down, group_sizes)
+        return moe_ffn(rows, order, top_k, w_gate_up, w_down, group_sizes, row_weights)
     h = swiglu(grouped(dispatch(rows, *gather), w_gate_up), row_weights, rows.dtype)
     return sum_slots(grouped(h, w_down), order, top_k)
 

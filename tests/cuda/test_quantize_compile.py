@@ -76,21 +76,29 @@ def test_rowwise_with_another_mode_is_refused(per_block, block_map, untransposed
         _ext.compile_fp8_quantize("sm_90a", False, per_block, block_map, untransposed, False, True)
 
 
-def test_swiglu_backward_kernel_compiles_without_spills(tmp_path):
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_swiglu_kernels_compile_without_spills(tmp_path, direction):
     import json
 
     env = dict(os.environ, DG_JIT_PTXAS_VERBOSE="1", DG_JIT_CACHE_DIR=str(tmp_path))
-    child = _CHILD.replace('*json.loads(sys.argv[1]))', 'swiglu_backward=True)')
+    child = _CHILD.replace('*json.loads(sys.argv[1]))', f'swiglu_{direction}=True)')
     proc = subprocess.run([sys.executable, "-I", "-c", child, "[]"], env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["cache"] == "compiled" and out["kernel"] == "jdg_swiglu_backward_bf16"
+    assert out["cache"] == "compiled" and out["kernel"] == f"jdg_swiglu_{direction}_bf16"
+    assert f"Compiling entry function 'jdg_swiglu_{direction}'" in out["log"]
     spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out["log"])
     assert spills and all(s == ("0", "0") for s in spills), out["log"]
 
 
+@pytest.mark.parametrize("direction", ["forward", "backward"])
 @pytest.mark.parametrize("mode", ["in_f32", "per_block", "block_map", "untransposed", "row_map", "rowwise"])
-def test_swiglu_backward_with_another_mode_is_refused(mode):
-    with pytest.raises(ValueError, match="swiglu_backward needs bfloat16 x and none of"):
-        _ext.compile_fp8_quantize("sm_90a", swiglu_backward=True, **{mode: True})
+def test_swiglu_with_another_mode_is_refused(mode, direction):
+    with pytest.raises(ValueError, match=f"swiglu_{direction} needs bfloat16 x and none of"):
+        _ext.compile_fp8_quantize("sm_90a", **{f"swiglu_{direction}": True, mode: True})
+
+
+def test_swiglu_forward_and_backward_exclude_each_other():
+    with pytest.raises(ValueError, match="swiglu_forward and swiglu_backward exclude each other"):
+        _ext.compile_fp8_quantize("sm_90a", swiglu_forward=True, swiglu_backward=True)

@@ -143,6 +143,23 @@ def test_route_weights_and_gradients_are_float32_accurate(dtype):
         np.testing.assert_allclose(to64(got), want, rtol=rtol, atol=rtol * np.abs(want).max(), err_msg=name)
 
 
+@pytest.mark.parametrize("n,num_experts", [(16384, 16), (0, 4), (1, 4), (127, 3), (128, 3), (129, 3), (1000, 256),
+                                       (300, 1)])
+def test_sort_by_expert_is_a_stable_sort_by_expert(n, num_experts):
+    """The dispatch's counting sort against NumPy's stable argsort of the ids, ids outside [0, num_experts) (negative,
+    one past, far past) sorting last in their order and counted in no group; under jit; blocks of 128 entries
+    full, partial and one."""
+    rng = np.random.default_rng(n + num_experts)
+    for ids in (rng.integers(0, num_experts, n), rng.integers(-3, num_experts + 4, n),
+                np.where(rng.random(n) < 0.5, 2**31 - 1, rng.integers(0, num_experts, n))):
+        ids = ids.astype(np.int32)
+        order, sizes = jax.jit(experts.sort_by_expert, static_argnums=1)(jnp.asarray(ids), num_experts)
+        inside = (ids >= 0) & (ids < num_experts)
+        assert order.dtype == sizes.dtype == jnp.int32 and order.shape == (n,) and sizes.shape == (num_experts,)
+        np.testing.assert_array_equal(np.asarray(order), np.argsort(np.where(inside, ids, num_experts), kind="stable"))
+        np.testing.assert_array_equal(np.asarray(sizes), np.bincount(ids[inside], minlength=num_experts))
+
+
 def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
     """combine=weights scales the SwiGLU activations before the down projection: the same sum as weighting the FFN's
     rows after it, in float32 at full precision; the FP8 path close to it in direction."""

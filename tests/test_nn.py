@@ -144,11 +144,11 @@ def test_route_weights_and_gradients_are_float32_accurate(dtype):
 
 
 @pytest.mark.parametrize("n,num_experts", [(16384, 16), (0, 4), (1, 4), (127, 3), (128, 3), (129, 3), (1000, 256),
-                                       (300, 1)])
+                                           (300, 1), (65536, 32), (65536, 33)])
 def test_sort_by_expert_is_a_stable_sort_by_expert(n, num_experts):
-    """The dispatch's counting sort against NumPy's stable argsort of the ids, ids outside [0, num_experts) (negative,
-    one past, far past) sorting last in their order and counted in no group; under jit; blocks of 128 entries
-    full, partial and one."""
+    """The dispatch's sort against NumPy's stable argsort of the ids, ids outside [0, num_experts) (negative, one past,
+    far past) sorting last in their order and counted in no group; under jit; the counting sort's blocks of 128
+    entries full, partial and one; its limit (65536 * (32 + 224) = 2^24) and just past it (the argsort)."""
     rng = np.random.default_rng(n + num_experts)
     for ids in (rng.integers(0, num_experts, n), rng.integers(-3, num_experts + 4, n),
                 np.where(rng.random(n) < 0.5, 2**31 - 1, rng.integers(0, num_experts, n))):

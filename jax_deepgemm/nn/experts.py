@@ -143,13 +143,18 @@ def sort_by_expert(expert_ids, experts: int):
     within an expert (so a token's place in its expert's run does not depend on how the tokens were batched);
     ids outside [0, experts) (free slots) sort last, in their order, and count in no group.
 
-    A counting sort: an entry's place is its expert's first place plus the entries of its expert before it, counted
-    in blocks of 128 (in its block one comparison with each entry before it, reduced as XLA fuses it; over the blocks
-    before, a cumulative sum of per-block counts), then one scatter of the entries' indices. The stable argsort of the
-    MoE step's 16384 ids took 49.7 us on an H200 in six sort kernels, its counting sort 11.4 (2026-12-01,
-    benchmarks/NOTES.md 132); this form needs O(N * 128 + N * experts / 128) work and no [N, experts] array."""
+    Up to N * (experts + 224) = 2^24 a counting sort: an entry's place is its expert's first place plus the entries
+    of its expert before it, counted in blocks of 128 (in its block one comparison with each entry before it, reduced
+    as XLA fuses it; over the blocks before, a cumulative sum of per-block counts), then one scatter of the entries'
+    indices: O(N * (128 + experts)) work, no [N, experts] array. Past that limit a stable argsort (XLA runs CUB's radix
+    sort there). On an H200 (2026-12-01, benchmarks/NOTES.md 132), argsort / counting sort in us: N = 16384 (the MoE
+    step's) 49.7 / 12.8 with 16 experts, 49.9 / 18.0 with 256; N = 65536 37.9 / 27.5 with 16, 38.4 / 47.3 with 256;
+    N = 131072 39.6 / 43.9 with 16. The counting sort's time fits 8 us + N * (experts + 220) * 1.26 ps."""
     n = expert_ids.shape[0]
     bucket = jnp.where((expert_ids >= 0) & (expert_ids < experts), expert_ids, experts).astype(jnp.int32)
+    if n * (experts + 224) > _COUNTING_SORT_LIMIT:
+        sizes = jnp.bincount(bucket, length=experts + 1)[:experts].astype(jnp.int32)
+        return jnp.argsort(bucket, stable=True).astype(jnp.int32), sizes
     blocks = -(-n // _SORT_BLOCK)
     # (padding: a bucket of its own, after every entry, counted nowhere)
     b = jnp.pad(bucket, (0, blocks * _SORT_BLOCK - n), constant_values=experts + 1).reshape(blocks, _SORT_BLOCK)
@@ -166,6 +171,7 @@ def sort_by_expert(expert_ids, experts: int):
 
 
 _SORT_BLOCK = 128  # sort_by_expert's block: 128 comparisons per entry
+_COUNTING_SORT_LIMIT = 1 << 24  # sort_by_expert's counting sort up to N * (experts + 224) = this
 
 
 # Row permutations and the dispatch gather, with gradients that gather too (see _permutation.py: scattering rows

@@ -75,15 +75,21 @@ __device__ __forceinline__ uint2 quantize(const Vector& v, float& scale) {
   return make_uint2(fp8_cast::quantize_x4(f, scale), fp8_cast::quantize_x4(f + 4, scale));
 }
 
+// The row this warp takes (one warp per row, so the same in all its lanes); false past the last row.
+__device__ __forceinline__ bool warp_row(const Fp8QuantizeArgs& args, long long& row) {
+  row = static_cast<long long>(blockIdx.x) * kSwigluRowsPerCta + threadIdx.x / 32;
+  return row < args.rows;
+}
+
 }  // namespace swiglu
 }  // namespace jdg
 
 extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_swiglu_forward(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::swiglu;
+  long long row;
+  if (!warp_row(args, row)) return;  // (uniform over the warp)
   const int lane = threadIdx.x % 32;
-  const long long row = static_cast<long long>(blockIdx.x) * jdg::kSwigluRowsPerCta + threadIdx.x / 32;
-  if (row >= args.rows) return;  // (uniform over the warp)
   const long long f = args.cols / 2;
   const unsigned short* x = static_cast<const unsigned short*>(args.x) + row * args.cols;
   unsigned short* h = static_cast<unsigned short*>(args.swiglu_out) + row * f;
@@ -123,9 +129,9 @@ extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
 extern "C" __global__ void __launch_bounds__(jdg::kFp8QuantizeThreads)
     jdg_swiglu_backward(const jdg::Fp8QuantizeArgs args) {
   using namespace jdg::swiglu;
+  long long row;
+  if (!warp_row(args, row)) return;  // (uniform over the warp)
   const int lane = threadIdx.x % 32;
-  const long long row = static_cast<long long>(blockIdx.x) * jdg::kSwigluRowsPerCta + threadIdx.x / 32;
-  if (row >= args.rows) return;  // (uniform over the warp)
   const long long f = args.cols / 2;
   const unsigned short* x = static_cast<const unsigned short*>(args.x) + row * args.cols;
   const unsigned short* dh = static_cast<const unsigned short*>(args.grad) + row * f;

@@ -347,8 +347,9 @@ def dispatched_swiglu(x, order, top_k: int, rhs, group_sizes, row_weights) -> ja
     quantization) in one pass (`swiglu.swiglu_backward`: one kernel on sm_90 for bfloat16 with F % 128 == 0) where
     autodiff of the two steps takes three. The product's rows are saved for it, named like ragged_dot's result for
     jax.checkpoint policies."""
-    args = _swiglu_args("dispatched_swiglu", x, order, top_k, rhs, group_sizes, row_weights)
-    return _dispatched_swiglu(args[2], *match_vma(*args[:2], *args[3:]))
+    x, order, top_k, rhs, group_sizes, row_weights = _swiglu_args("dispatched_swiglu", x, order, top_k, rhs,
+                                                                  group_sizes, row_weights)
+    return _dispatched_swiglu(top_k, *match_vma(x, order, rhs, group_sizes, row_weights))
 
 
 def _swiglu_args(fn: str, x, order, top_k, rhs, group_sizes, row_weights, rhs_name="rhs"):

@@ -30,8 +30,9 @@ struct Fp8QuantizeProblem {
   std::int64_t cblocks() const { return (cols + 127) / 128; }
   std::int64_t out_rows() const { return block_map ? rblocks * 128 : rows; }
   bool swiglu() const { return swiglu_forward || swiglu_backward; }
-  bool rows_out() const { return rowwise || swiglu(); }  // out is [batch, rows, cols], one scale per row
-  // The results' shapes: out [batch, cols, out_rows] (rows_out: [batch, rows, cols]) and scale.
+  // The results' shapes outside the SwiGLU modes (whose handlers check their own): out [batch, cols, out_rows]
+  // (rowwise: [batch, rows, cols], one scale per row and 128 columns) and scale.
+  bool rows_out() const { return rowwise; }
   std::int64_t scale_rows() const { return rows_out() ? rows : per_block ? cblocks() : rblocks; }
   std::int64_t scale_cols() const { return rows_out() ? cblocks() : per_block ? rblocks : cols; }
 };

@@ -16,7 +16,7 @@ the GEMMs' A operands (x, grad) take `token_cast_to_fp8`: per_token_cast_to_fp8'
 The MoE layer's first GEMM and its weighted SwiGLU are one step (`dispatched_swiglu`), whose backward forms the
 SwiGLU's gradients and the dgrad's FP8 operand in one kernel (swiglu.py): the step -73 us on an H200 (2026-12-01,
 benchmarks/NOTES.md 125). That step and the combined second GEMM are one custom VJP (`moe_ffn`), whose forward forms h
-and the second GEMM's FP8 operand in one kernel: -20 us (2026-12-01, benchmarks/NOTES.md 132).
+and the second GEMM's FP8 operand in one kernel: -20 us on an H200 (2026-12-01, benchmarks/NOTES.md 132).
 """
 
 from __future__ import annotations

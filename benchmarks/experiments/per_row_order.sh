@@ -3,7 +3,7 @@
 # (per_row_order.patch), against the headers as sent, out += (a_scale * b_scale) * acc (NOTES 133). The sent form is
 # an FMUL of the two scales and an FFMA reading three vector registers (product, accumulator, result), none of them
 # kept in the operand reuse cache; the patched one multiplies the accumulator by the column scale (FMUL) and adds it
-# times the row scale, which ptxas puts in operand A and reuses along a row's FFMAs, as the block-scale promotion's.
+# times the row scale, which ptxas puts in operand A and marks for reuse on some of a row's FFMAs.
 # Two rounds of the MoE step's k-grouped shapes (bf16 out) and the table's k-grouped rows (f32 with C), then the GPU
 # tests of the per-row paths with the patch.
 . benchmarks/experiments/ab_headers.sh

@@ -3,12 +3,13 @@
 The kernel hands tiles out in a static round robin: the cluster at index u (of 132 / cluster) takes tiles u, u + units,
 u + 2 units, ... of the ragged order (groups in turn, each a banded grid of ceil(rows / 256) x N-block columns, bands
 of 16 / cluster columns, M blocks inside a band). A group's last M block is a tail tile of 1-256 rows, which costs
-less than a full one but not in proportion (NOTES 124: a one-wave tile ~0.65-0.70 of a full tile, a two-wave one
+less than a full one but not in proportion (NOTES 124: a one-row tile 0.63-0.70 of a full tile, a 128-row one
 ~0.71-0.83). With a static round robin the clusters that draw more full tiles set the kernel's time; a dynamic
 schedule (each cluster takes the next tile in order when it is free, e.g. from an atomic counter) would balance them.
 
-Each tile costs COSTS[waves] by the count of its 64-row waves with rows (the table from NOTES 124's measurements);
-the makespan is the busiest cluster's sum. Printed per shape: static and dynamic makespans over the lower bound (the
+Each tile costs COSTS[waves] by the count of its 64-row waves with rows: one and two waves between NOTES 124's two
+measurements of each, three assumed halfway from two to four (not measured); the makespan is the busiest cluster's
+sum. Printed per shape: static and dynamic makespans over the lower bound (the
 work spread evenly), and both against the same shape without tails (16 groups of 1024 rows), averaged over multinomial
 router draws. NOTES 124 measured the static kernel at +9.2% / +7.5% on a draw (N, K = 4096, 7168 / 7168, 2048) and
 +8.7% / +7.9% with one-row tails, which the model should reproduce before its dynamic column is believed.

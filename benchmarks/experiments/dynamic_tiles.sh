@@ -18,8 +18,8 @@ if [ "$part" != 2 ]; then
 parallel_tests tests/test_gpu_configs.py -k dynamic 2>&1 | tee "$OUT/tests.txt"
 ab DG_TUNE_DYNAMIC_TILES 1 python benchmarks/experiments/ragged_tail_cost.py 4096,7168 7168,2048 2>&1 |
   grep -E "^#| us" | tee "$OUT/ragged.txt"
-ab DG_TUNE_DYNAMIC_TILES 1 python benchmarks/experiments/step_kernels.py moe_x_bf16 2>&1 |
-  grep -E "^#|us of kernels|jdg_fp8_gemm" | tee "$OUT/steps.txt"
+ab DG_TUNE_DYNAMIC_TILES 1 env DG_PRINT_CONFIGS=1 python benchmarks/experiments/step_kernels.py moe_x_bf16 2>&1 |
+  grep -E "^#|us of kernels|jdg_fp8_gemm|block_m=" | tee "$OUT/steps.txt"
 fi
 if [ "$part" != 1 ]; then
 ab DG_TUNE_DYNAMIC_TILES 1 python benchmarks/experiments/grouped_rows.py contiguous 2>&1 | grep -E "^#|TFLOPS" |

@@ -110,6 +110,7 @@ std::optional<bool> tune_tma_store() { return tune_switch("DG_TUNE_TMA_STORE"); 
 std::optional<bool> tune_acc_pipeline() { return tune_switch("DG_TUNE_ACC_PIPELINE"); }
 std::optional<bool> tune_paired_stages() { return tune_switch("DG_TUNE_PAIRED_STAGES"); }
 std::optional<bool> tune_segments() { return tune_switch("DG_TUNE_SEGMENTS"); }
+std::optional<bool> tune_dynamic_tiles() { return tune_switch("DG_TUNE_DYNAMIC_TILES"); }
 
 bool tune_split_halves() { return get("DG_TUNE_SPLIT_HALVES").value_or("1") != "0"; }
 

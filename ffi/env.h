@@ -46,6 +46,10 @@
 //   DG_TUNE_C_PREFETCH             (tuning) D >= 1: C pulled into L2 D K blocks before each tile's end wherever the
 //                                  configuration allows it (fp8_gemm_c_prefetch_supported); 0: never; unset: the
 //                                  heuristics decide (heuristics.cc, step 13)
+//   DG_TUNE_DYNAMIC_TILES          (tuning) 1: past the first round each cluster takes the next tile from a
+//                                  device counter (JDG_DYNAMIC_TILES) wherever there is no split K or tail split;
+//                                  0: never (the static round robin); unset: the heuristics decide (heuristics.cc,
+//                                  step 18)
 //
 // Also consulted: CUDA_HOME / CUDA_PATH (to find nvcc), PATH, HOME, TMPDIR.
 #pragma once
@@ -84,6 +88,7 @@ bool tune_split_halves();             // DG_TUNE_SPLIT_HALVES: true unless "0"
 int tune_split_k();                   // DG_TUNE_SPLIT_K: -1 when unset, else like tune_cluster
 int tune_tail_split();                // DG_TUNE_TAIL_SPLIT: -1 when unset, else like tune_cluster
 std::optional<bool> tune_segments();  // DG_TUNE_SEGMENTS: nullopt when unset, false only for "0"
+std::optional<bool> tune_dynamic_tiles();  // DG_TUNE_DYNAMIC_TILES: nullopt when unset, false only for "0"
 int tune_multicast_b();               // DG_TUNE_MULTICAST_B: -1 when unset, else like tune_cluster
 int tune_stages();                    // DG_TUNE_STAGES: 0 when unset, else the most stages a kernel may have
 int tune_c_prefetch();                // DG_TUNE_C_PREFETCH: -1 when unset, else K blocks before a tile's end (0: off)

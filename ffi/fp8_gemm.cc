@@ -100,6 +100,7 @@ std::string fp8_gemm_kernel_name(const Fp8GemmProblem& p, const Fp8GemmConfig& c
   if (c.split_k > 1) s << "_sk" << c.split_k;
   if (c.tail_split) s << "_tail";
   if (c.segments) s << "_seg";
+  if (c.dynamic_tiles) s << "_dt";
   if (c.c_prefetch > 0) s << "_cpf" << c.c_prefetch;
   if (profile_waits) s << "_pw";
   return s.str();
@@ -130,6 +131,7 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   if (c.split_k > 1) s << "#define JDG_SPLIT_K " << c.split_k << "\n";
   if (c.tail_split) s << "#define JDG_TAIL_SPLIT 1\n";
   if (c.segments) s << "#define JDG_CONTIGUOUS_SEGMENTS 1\n";
+  if (c.dynamic_tiles) s << "#define JDG_DYNAMIC_TILES 1\n";
   if (c.c_prefetch > 0) s << "#define JDG_C_PREFETCH " << c.c_prefetch << "\n";
   if (profile_waits) s << "#define JDG_PROFILE_WAITS 1\n";
   s << "#include <jax_deepgemm/fp8_gemm.cuh>\n";
@@ -173,6 +175,7 @@ struct Fp8GemmState {
   std::shared_ptr<const jit::CompiledKernel> kernel;
   bool profile_waits = false;   // the kernel was built with JDG_PROFILE_WAITS
   bool poison_outputs = false;  // DG_POISON_OUTPUTS, read once at instantiate
+  int tile_queue = 0;           // this call site's tile counters (Fp8GemmArgs::tile_queue)
   ffi_common::DeviceKernels devices;
 };
 
@@ -294,6 +297,8 @@ ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(ffi::Dictionary attrs) {
   if (!problem.has_value()) return problem.error();
   auto state = std::make_unique<Fp8GemmState>();
   state->problem = *problem;
+  static std::atomic<unsigned int> call_sites{0};  // (call sites past kFp8GemmTileQueues share pairs, modulo)
+  state->tile_queue = static_cast<int>(call_sites.fetch_add(1, std::memory_order_relaxed) % kFp8GemmTileQueues);
   try {
     const int sms = cu::min_multiprocessor_count();
     state->problem.num_sms = problem->sms_cap > 0 ? std::min(sms, problem->sms_cap) : sms;
@@ -428,6 +433,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   args.groups = is_grouped ? static_cast<const int*>(extra->untyped_data()) : nullptr;
   args.num_groups = static_cast<int>(g);
   args.group_m = static_cast<int>(p.m);
+  args.tile_queue = state->tile_queue;
   if (state->poison_outputs) {
     r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));

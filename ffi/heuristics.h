@@ -20,6 +20,7 @@ struct Fp8GemmConfig {
   bool multicast_b = false;  // clusters of 2 share B (adjacent M blocks) instead of A (JDG_MULTICAST_B; dense)
   bool tail_split = false;  // a short last round's tiles split over K by pairs of CTAs (JDG_TAIL_SPLIT)
   bool segments = false;    // contiguous 256-row tiles walk expert segments (JDG_CONTIGUOUS_SEGMENTS)
+  bool dynamic_tiles = false;  // tiles past the first round from a device counter (JDG_DYNAMIC_TILES)
   int c_prefetch = 0;       // C pulled into L2 this many K blocks before a tile's end, 0: not (JDG_C_PREFETCH)
   int grid = 0;         // persistent CTAs = min(num_sms, split_k x tiles), in whole clusters (fp8_gemm_cluster_ctas)
   std::int64_t tiles = 0;  // the output tiles the model expects (dense: exact)

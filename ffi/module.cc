@@ -43,6 +43,7 @@ nb::dict config_dict(const jdg::Fp8GemmConfig& c) {
   d["split_k"] = c.split_k;
   d["tail_split"] = c.tail_split;
   d["segments"] = c.segments;
+  d["dynamic_tiles"] = c.dynamic_tiles;
   d["c_prefetch"] = c.c_prefetch;
   d["multicast_b"] = c.multicast_b;
   d["grid"] = c.grid;

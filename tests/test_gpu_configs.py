@@ -588,3 +588,46 @@ def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
     # its first kernel is the one with C (the bf16-out one after it has no C to prefetch)
     line, fields = _configs(capfd, "k_grouped")[0]
     assert (fields["c_prefetch"], fields["block_m"]) == (3, 128), line
+
+
+# -------------------------------------------------------------------------------------------------- dynamic tiles
+# DG_TUNE_DYNAMIC_TILES=1 (an experiment, benchmarks/NOTES.md 133): past the first round each cluster takes the next
+# tile from the module's counter, which the last cluster to finish resets. With an SM cap of 8 most tiles are handed
+# out that way: every mode with and without clusters (the leader hands the index to its peer through st.async), the
+# ragged and masked walks over hostile sizes, each program run three times in a row (the counter must start from zero
+# at every launch), and launches inside lax.scan (a command buffer replays them).
+
+@pytest.fixture(params=[1, 2], ids=lambda c: f"x{c}")
+def dynamic_tiles(request, monkeypatch, restore_num_sms):
+    dg.set_num_sms(8)
+    with _forced(monkeypatch, DG_TUNE_DYNAMIC_TILES=1, DG_TUNE_CLUSTER=request.param, DG_TUNE_TAIL_SPLIT=0):
+        yield request.param
+
+
+DYNAMIC_CASES = {
+    "grouped_ragged": [lambda: grouped.test_ragged("skewed_and_empty"),
+                       lambda: grouped.test_ragged("200_groups_walked_in_windows"),
+                       lambda: grouped.test_ragged("sum_overflows_int32")],
+    "m_grouped_masked": [lambda: grouped.test_masked("96_groups_walked_in_windows"),
+                         lambda: grouped.test_masked("int32_extremes")],
+    "m_grouped_contiguous": [lambda: grouped.test_contiguous("ids_change_inside_blocks")],
+    "k_grouped": [lambda: grouped.test_k_grouped("skewed_and_empty", with_c=True)],
+    "fp8_gemm": [lambda: _dense_plain(1000, 2048, 1024), lambda: _dense_per_row_scales()],
+}
+
+
+@pytest.mark.parametrize("kind", list(DYNAMIC_CASES))
+def test_dynamic_tiles(dynamic_tiles, capfd, kind):
+    for case in DYNAMIC_CASES[kind]:
+        for _ in range(3):
+            case()
+    for line, fields in _configs(capfd, kind):
+        assert fields["dynamic_tiles"] == 1, line
+
+
+def test_dynamic_tiles_inside_scan(dynamic_tiles, capfd):
+    grouped.test_grouped_inside_scan()
+    _dense_scan(5, 640, 384, 512, "dt-scan")
+    lines = [line for line in capfd.readouterr().err.splitlines() if "jax_deepgemm: " in line and "block_m=" in line]
+    assert any("grouped_ragged" in line for line in lines) and any("fp8_gemm" in line for line in lines), lines
+    assert all("dynamic_tiles=1" in line for line in lines), lines

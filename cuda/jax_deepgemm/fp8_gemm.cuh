@@ -127,6 +127,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const unsigned int empty_bars = full_bars + 8 * kStages;    // kStages x 8 bytes
   const unsigned int partial_full_bar = empty_bars + 8 * kStages;  // split K and tail split: see *_exchange
   const unsigned int partial_free_bar = partial_full_bar + 8;
+  // JDG_DYNAMIC_TILES: the tile queue's barriers and slots (in the barrier area's padding, see fp8_gemm_config.cuh).
+  const TileQueue queue{partial_free_bar + 8, partial_free_bar + 8 + 8 * kTileSlots,
+                        partial_free_bar + 8 + 16 * kTileSlots,
+                        jdg_fp8_gemm_tile_counters[static_cast<unsigned int>(args.tile_queue) % kFp8GemmTileQueues]};
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
   const int warpgroup = warp / 4;
@@ -147,6 +151,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       ptx::mbarrier_init(partial_full_bar, 1);
       ptx::mbarrier_init(partial_free_bar, kExchangeFreeArrivals);
     }
+    if constexpr (kDynamicTiles) queue.init();
     ptx::fence_barrier_init();
   }
   // With a cluster, no CTA may multicast into the other's stages or arrive on its barriers before they exist.
@@ -160,6 +165,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const int k_part = kSplitK > 1 ? cluster_rank : 0;       // split K: which run of K blocks this CTA takes
   const int first_tile = static_cast<int>(blockIdx.x) / kTileCtas;  // the cluster's (its CTAs are adjacent)
   const int tile_step = static_cast<int>(gridDim.x) / kTileCtas;
+  // JDG_DYNAMIC_TILES: whether this thread takes tiles from the counter (see TileQueue).
+  const bool queue_leader = kDynamicTiles && cluster_rank == 0 && threadIdx.x == kNumMathThreads;
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
   // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
@@ -175,7 +182,10 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
-      for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
+      int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
+      for (int t = first_tile; scheduler.get(t, args, tile);
+           t = kDynamicTiles ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
+        if (queue_leader) queue.publish(taken, tile_step);
         int ids[kIdSlots] = {};
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
@@ -241,6 +251,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           });
         }
       }
+      if (queue_leader) queue.finish(gridDim.x / kTileCtas);
     }
   } else {
     // ======================================== consumers ========================================
@@ -461,7 +472,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     int stage = 0;
     unsigned int phase = 0;
     unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
-    for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
+    int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
+    for (int t = first_tile; scheduler.get(t, args, tile);
+         t = kDynamicTiles ? queue.read(taken++, false, lane) : t + tile_step) {
       const int n0 = tile.n_block * kBlockN;
 
 #pragma unroll

@@ -134,7 +134,12 @@ struct Fp8GemmArgs {
   const int* groups;     // grouped modes: m_indices [M], group_sizes [G] or masked_m [G] (device data, any values)
   int num_groups;        // G (>= 1); 1 for dense
   int group_m;           // masked: rows per group; unused otherwise
+  int tile_queue;        // JDG_DYNAMIC_TILES: the call site's counters (< kFp8GemmTileQueues; fp8_gemm_tiles.cuh)
 };
+
+// JDG_DYNAMIC_TILES: counter pairs in each kernel module, one per call site (modulo this many), so that two call
+// sites of one kernel never share the counters that hand out their tiles.
+constexpr int kFp8GemmTileQueues = 1024;
 
 // JDG_GROUPED_MODE values.
 constexpr int kFp8GemmDense = 0;

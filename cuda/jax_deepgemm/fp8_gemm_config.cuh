@@ -57,6 +57,13 @@ constexpr int kSplitK = JDG_SPLIT_K;
 #define JDG_TAIL_SPLIT 0
 #endif
 constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles split over K in pairs (tail_exchange)
+#ifndef JDG_DYNAMIC_TILES
+#define JDG_DYNAMIC_TILES 0
+#endif
+// After the first round (cluster c takes tile c), each cluster takes the next tile of the order when it is free, from
+// a device counter (TileQueue), instead of every tile_step-th one.
+constexpr bool kDynamicTiles = JDG_DYNAMIC_TILES != 0;
+constexpr int kTileSlots = 4;  // tile indices in flight between a cluster's leader and its readers
 #ifndef JDG_PAIRED_STAGES
 #define JDG_PAIRED_STAGES 0
 #endif
@@ -213,6 +220,10 @@ static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kN, kBlockN, kOutF32, k
               "the TMA-store epilogue takes bf16 out without C, BLOCK_N % 16 == 0, N % 8 == 0");
 static_assert(kWaves * 64 == fp8_gemm_d_box_rows(kBlockM), "a consumer warpgroup's rows are one D box");
 static_assert(kSmemBarOffset + 2 * kStages * 8 + 16 + 1024 <= kSmemBytes, "layout disagrees with fp8_gemm_smem_bytes()");
+// The tile queue's barriers and slots sit after the exchange barriers, in the barrier area's 1024-byte padding.
+static_assert(2 * kStages * 8 + 16 + kTileSlots * 20 <= 1024, "the tile queue does not fit in the barrier area");
+static_assert(!kDynamicTiles || (kSplitK == 1 && !kTailSplit && kTileCtas <= 2),
+              "JDG_DYNAMIC_TILES takes no split K and no tail split");
 static_assert(fp8_gemm_split_k_supported(kMode, kBlockM, kCluster, kSplitK),
               "JDG_SPLIT_K takes 1, or 2 / 4 for dense GEMMs with BLOCK_M <= 128 and no multicast (JDG_CLUSTER 1)");
 static_assert(!kTailSplit || fp8_gemm_tail_split_supported(kMode, kK, kBlockM, kBlockN, kStages, kCluster, kSplitK),

@@ -62,6 +62,74 @@ __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
   return (id >= 0 && id < args.num_groups) ? id : -1;
 }
 
+// JDG_DYNAMIC_TILES: the module's counters, zero at load, a pair per call site (Fp8GemmArgs::tile_queue): the tiles
+// handed out past the first round, and the clusters done fetching. The last cluster resets both, so that the call
+// site's next launch starts from zero. (One call site's launches run in stream order; two launches of one call site
+// at once, on two streams, would share its pair.)
+__device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
+
+// JDG_DYNAMIC_TILES: a cluster takes tile c of the first round (c = its index), then, each time it starts a tile,
+// the leader (the producer's lane 0 of the cluster's CTA 0) takes the next index of the counter and hands it to every
+// reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots slots of shared memory:
+// slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's cursor needs).
+//  - full[s], in every CTA, completes when slot s holds its tile: in the leader's CTA on the leader's arrival after
+//    its store; in the other one on the leader's st.async bytes and its own producer's arrival expecting them.
+//  - empty[s], in the leader's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
+struct TileQueue {
+  unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
+  unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
+  static constexpr unsigned int kReaderWarps = kTileCtas * (kNumMathThreads / 32 + 1);
+
+  __device__ void init() const {
+    for (int s = 0; s < kTileSlots; ++s) {
+      ptx::mbarrier_init(full + 8 * s, 1);
+      ptx::mbarrier_init(empty + 8 * s, kReaderWarps);
+    }
+  }
+
+  // The leader (one thread), as it starts the cluster's tile i: tile i + 1 into slot i % kTileSlots of every CTA.
+  __device__ void publish(int i, int first_index) const {
+    const int s = i % kTileSlots;
+    ptx::mbarrier_wait(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
+    // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every tile
+    // (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
+    const unsigned int t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
+    if constexpr (kTileCtas == 2)
+      ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
+    ptx::st_shared_b32(slots + 4 * s, t);
+    ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);
+  }
+
+  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the leader's
+  // CTA, whose arrival expects the st.async bytes. The warp waits as one (mbarrier_wait_warp), so that ptxas keeps
+  // the index, and the stage counters the tile loop carries, in uniform registers.
+  __device__ int read(int i, bool arms, int lane) const {
+    const int s = i % kTileSlots;
+    if (arms && lane == 0) ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
+    __syncwarp();
+    ptx::mbarrier_wait_warp<kTileCtas == 2>(full + 8 * s, (i / kTileSlots) & 1);
+    const int t = static_cast<int>(ptx::ld_shared_b32(slots + 4 * s));
+    __syncwarp();
+    if (lane == 0) {
+      if constexpr (kTileCtas == 2) {
+        ptx::mbarrier_arrive_cluster(empty + 8 * s, 0);
+      } else {
+        ptx::mbarrier_arrive_if_lane0(empty + 8 * s, 0);
+      }
+    }
+    return t;
+  }
+
+  // The leader after its last fetch: one more cluster done; the last one resets the counters.
+  __device__ void finish(unsigned int clusters) const {
+    __threadfence();
+    if (atomicAdd(&counters[1], 1u) == clusters - 1) {
+      atomicExch(&counters[0], 0u);
+      atomicExch(&counters[1], 0u);
+    }
+  }
+};
+
 // Maps the tile indices a CTA visits (increasing) to tiles. Dense and contiguous: the banded order over the whole
 // [M, N] grid. Ragged and masked: groups in order, each a banded grid of ceil(rows_g / BLOCK_M) x N blocks; a cursor
 // keeps the group of the last tile, so a CTA reads every group's size once (O(G + tiles) per CTA), 32 at a time where

@@ -220,6 +220,31 @@ __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int par
 #endif
 }
 
+// mbarrier_wait for a converged warp, every lane on the same barrier and phase: one try_wait answers for all lanes,
+// so the spin loop's branch is uniform and says so (bra.uni). ptxas takes a plain spin loop's exit as divergent and
+// any shared load after it as non-uniform, and the tile loop then carries its stage counters in vector registers
+// (the dynamic tile index read that way cost the K loop R2URs and ~5%: benchmarks/NOTES.md 134).
+template <bool kClusterAcquire = false>
+__device__ __forceinline__ void mbarrier_wait_warp(unsigned int bar, unsigned int parity) {
+#ifdef JDG_DEBUG_HANG_NS
+  mbarrier_wait<kClusterAcquire>(bar, parity);
+#else
+  if constexpr (kClusterAcquire) {
+    asm volatile(
+        "{\n.reg .pred p;\nJDG_WAIT_WARP:\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+        "@!p bra.uni JDG_WAIT_WARP;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nJDG_WAIT_WARP:\n"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%0], %1;\n"
+        "@!p bra.uni JDG_WAIT_WARP;\n}\n" ::"r"(bar), "r"(parity)
+        : "memory");
+  }
+#endif
+}
+
 // ----------------------------------------------------------------------------------------------- clusters
 
 __device__ __forceinline__ unsigned int cluster_cta_rank() {
@@ -257,6 +282,19 @@ __device__ __forceinline__ void st_async_f32x4(unsigned int remote, float x, flo
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(remote),
                "f"(x), "f"(y), "f"(z), "f"(w), "r"(remote_bar)
                : "memory");
+}
+
+// 4 bytes into another CTA's shared memory, completing 4 bytes of the transaction count of its barrier (as above).
+__device__ __forceinline__ void st_async_b32(unsigned int remote, unsigned int v, unsigned int remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote), "r"(v),
+               "r"(remote_bar)
+               : "memory");
+}
+
+__device__ __forceinline__ unsigned int ld_shared_b32(unsigned int addr) {
+  unsigned int v;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+  return v;
 }
 
 __device__ __forceinline__ void ld_shared_f32x4(unsigned int addr, float& x, float& y, float& z, float& w) {

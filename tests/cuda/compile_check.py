@@ -140,7 +140,8 @@ def cfg_name(cfg):
             ("_ap" if cfg.get("ACC_PIPELINE") else "") + ("_ps" if cfg.get("PAIRED_STAGES") else "") +
             ("_pw" if cfg.get("PROFILE_WAITS") else "") +
             ("_sh" if cfg.get("SPLIT_HALVES") else "") + (f"_sk{cfg['SPLIT_K']}" if cfg.get("SPLIT_K", 1) > 1 else "") +
-            ("_tail" if cfg.get("TAIL_SPLIT") else "") + ("_seg" if cfg.get("CONTIGUOUS_SEGMENTS") else ""))
+            ("_tail" if cfg.get("TAIL_SPLIT") else "") + ("_seg" if cfg.get("CONTIGUOUS_SEGMENTS") else "") +
+            ("_dt" if cfg.get("DYNAMIC_TILES") else ""))
 
 
 NVRTC_OPTS = ["--gpu-architecture=sm_90a", "-std=c++17", "-default-device", f"-I{CUDA_DIR}",
@@ -427,6 +428,18 @@ def sweep(quick: bool):
             jobs.append(({**c, **extra, "C_PREFETCH": 1, **({"SPLIT_HALVES": 1} if bn > 128 else {})}, True))
         for ck, n in [(0, 7168), (1, 130)]:
             jobs.append(({**cfg(128, 128, 3, n, 2048, ck), "C_PREFETCH": 1}, "JDG_C_PREFETCH needs"))
+        # dynamic tiles (JDG_DYNAMIC_TILES): every mode, clusters sharing A or B, both epilogues, the pipelines;
+        # refused with the tail split and split K
+        for bm, bn, mode, tma, row, cl, extra in [(256, 128, 2, 1, 0, 2, {}), (128, 128, 3, 1, 0, 1, {}),
+                                                  (256, 128, 1, 1, 0, 2, {"CONTIGUOUS_SEGMENTS": 1}),
+                                                  (256, 128, 0, 1, 0, 2, {"MULTICAST_B": 1}),
+                                                  (256, 128, 4, 1, 1, 1, {}),
+                                                  (128, 128, 0, 0, 0, 1, {"PAIRED_STAGES": 1})]:
+            c = cfg(bm, bn, max_stages(bm, bn, row, tma), 7168, 2048, 0, 0, row, mode=mode, cluster=cl, tma_store=tma,
+                    acc_pipe=int(bm <= 128 and bn <= 128))
+            jobs.append(({**c, **extra, "DYNAMIC_TILES": 1}, True))
+        for extra in [{"TAIL_SPLIT": 1}, {"SPLIT_K": 2}]:
+            jobs.append(({**cfg(128, 64, 3, 4096, 7168), **extra, "DYNAMIC_TILES": 1}, "JDG_DYNAMIC_TILES takes"))
         # DG_PROFILE_WAITS builds must time the same wgmma stream: no printf (a call) in the GEMM kernel, whose
         # wgmmas ptxas would then serialize (C7510, a "performance loss" line that log_problems reports)
         for bm, bn, tma, pipe, mode in [(256, 128, 1, 0, 0), (128, 128, 1, 1, 0), (128, 128, 1, 0, 1)]:

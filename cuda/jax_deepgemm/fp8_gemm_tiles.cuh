@@ -72,8 +72,8 @@ __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 // the leader (the producer's lane 0 of the cluster's CTA 0) takes the next index of the counter and hands it to every
 // reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots slots of shared memory:
 // slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's cursor needs).
-//  - full[s], in every CTA, completes when slot s holds its tile: in the leader's CTA on the leader's arrival after
-//    its store; in the other one on the leader's st.async bytes and its own producer's arrival expecting them.
+//  - full[s], in every CTA, completes when slot s holds its tile: on the leader's st.async bytes and one arrival
+//    expecting them (the leader's in its own CTA, the producer's in the other one).
 //  - empty[s], in the leader's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
@@ -94,10 +94,12 @@ struct TileQueue {
     // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every tile
     // (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
     const unsigned int t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
+    // Its own CTA's slot by st.async too (a transaction on its own full barrier, which its arrival expects), not a
+    // plain store: racecheck does not take the barrier's phase as ordering a plain store before the readers' loads.
+    ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
+    ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 0), t, ptx::cluster_smem_addr(full + 8 * s, 0));
     if constexpr (kTileCtas == 2)
       ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
-    ptx::st_shared_b32(slots + 4 * s, t);
-    ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);
   }
 
   // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the leader's

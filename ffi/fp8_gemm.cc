@@ -455,8 +455,9 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   // A dense kernel without clusters launches with no cluster attribute: as a cluster launch of size 1 it ran
   // 0.2-1.0% slower on five dense rows (benchmarks/NOTES.md 81). Without it consecutive CTAs fill one GPC after
   // another, with it they went round the GPCs (NOTES 82). Grouped kernels keep it: without it their GPU tests passed
-  // but their rows moved -0.4% to +1.3% (NOTES 82).
-  launch.num_attrs = cluster.value.cluster_dim[0] == 1 && !is_grouped ? 0 : 1;
+  // but their rows moved -0.4% to +1.3% (NOTES 82). Dynamic tiles hand out indices by st.async, which needs a cluster
+  // launch (outside one it raised an illegal instruction, NOTES 134).
+  launch.num_attrs = cluster.value.cluster_dim[0] == 1 && !is_grouped && !cfg.dynamic_tiles ? 0 : 1;
   r = driver.cuLaunchKernelEx(&launch, (*loaded)->function, params, nullptr);
   if (r != cu::CUDA_SUCCESS)
     return ffi::Error::Internal("jdg_fp8_gemm: launching " + state->kernel->name + ": " +

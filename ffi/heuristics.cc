@@ -222,10 +222,10 @@
 // 18. Ragged and k-grouped GEMMs take their tiles past the first round from a device counter (JDG_DYNAMIC_TILES:
 //    each cluster the next tile when it is free, not every grid-th one), so that clusters that drew cheap tiles (a
 //    group's last M block, a short K segment) or ran ahead take more. Measured on an H200 (benchmarks/NOTES.md 134,
-//    one build, two rounds): ragged MoE shapes -1.9% to -4.5% (aligned groups too), the table's ragged rows -1.6%
-//    to -3.8%, the MoE training step's kernels -198 us (-3.6%); contiguous rows +0.7% to +2.0%, masked level to +5%
-//    (their readers' loop does not stay warp-uniform in ptxas, NOTES 134) and dense level to +2.7%, which therefore
-//    keep the static order.
+//    one build, two rounds), against the static order: ragged MoE shapes -1.9% to -4.5% (aligned groups too), the
+//    table's ragged rows -1.4% to -3.2%, its k-grouped rows -1.3% to -6.9%, the MoE training step's kernels -173 us
+//    (-3.2%). Forced elsewhere: contiguous rows +0.1% to +2.0%, masked -0.5% to +5.3% (their reader warps do not
+//    stay warp-uniform in ptxas's view, NOTES 134), dense -0.2% / +2.7%; those keep the static order.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# Dynamic tiles (dynamic_tiles.patch, NOTES 133's next lead): past the first round each cluster takes the next tile from
-# a device counter instead of every grid-th one, so that clusters that drew cheap tiles (ragged and masked groups' last
-# M blocks) take more. DG_TUNE_DYNAMIC_TILES=1 turns it on where there is no split K or tail split.
-# tile_schedule_model.py predicts -3.0% / -1.9% / -1.8% on the MoE step's ragged GEMMs (N = 4096 / 7168 / 2048 over
-# multinomial draws), ~50 us of the step; nothing on aligned groups or dense rows (where the counter's atomics and the
-# slots' hand-over are the only change: level or a little slower). One device call (~9 minutes by the parts' earlier
-# times; the step runs last): the patch's GPU tests (test_gpu_configs.py -k dynamic), then two rounds without / with it
-# of ragged_tail_cost.py (the MoE shapes' draws), the table's contiguous rows, the masked rows with the tail split off
-# on both sides (and once as the heuristics run them), dense rows, and the MoE step.
-# `dynamic_tiles.sh 1` runs the tests, the ragged rows and the step; `dynamic_tiles.sh 2` the rest (two device calls of
-# under ten minutes each); no argument runs both.
+# Dynamic tiles (dynamic_tiles.patch, NOTES 133's next lead, measured in NOTES 134): past the first round each
+# cluster takes the next tile from a device counter instead of every grid-th one, so that clusters that drew cheap
+# tiles (ragged and masked groups' last M blocks) take more. DG_TUNE_DYNAMIC_TILES=1 turns it on where there is no
+# split K or tail split. The record of session 88's runs 01_ to 03_ (the patch applies to the tree before f2955bf,
+# which took it in as heuristics step 18, with each call site's own counters): `dynamic_tiles.sh 1` runs the patch's
+# GPU tests (test_gpu_configs.py -k dynamic), two rounds without / with it of ragged_tail_cost.py (the MoE shapes'
+# draws) and the MoE step; `dynamic_tiles.sh 2` the table's contiguous and ragged rows, the masked rows with the tail
+# split off on both sides (and once as the heuristics run them) and dense rows (one device call each).
 . "$(dirname "$0")/prelude.sh"
 part=${1:-all}
 git apply benchmarks/experiments/dynamic_tiles.patch || exit 1

@@ -19,6 +19,9 @@
 // other's stages (JDG_MULTICAST_B: adjacent M blocks of the same N block, multicasting B halves); with JDG_SPLIT_K
 // they take the same tile, each a run of its K blocks, and the others' FP32 partial tiles are summed in CTA 0's
 // shared memory before its epilogue (split_k_exchange).
+// Tile order: cluster c takes tile c, then every grid-th tile after it (a static round robin), or with
+// JDG_DYNAMIC_TILES (ragged and k-grouped by default, heuristics.cc step 18) the next tile of the order whenever it is
+// free, from a device counter its leader reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler in fp8_gemm_tiles.cuh) that the

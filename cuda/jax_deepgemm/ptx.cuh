@@ -284,7 +284,8 @@ __device__ __forceinline__ void st_async_f32x4(unsigned int remote, float x, flo
                : "memory");
 }
 
-// 4 bytes into another CTA's shared memory, completing 4 bytes of the transaction count of its barrier (as above).
+// 4 bytes into the shared memory of a CTA of the cluster (this one or another), completing 4 bytes of the
+// transaction count of that CTA's barrier (as above). Needs a cluster launch, even of one CTA.
 __device__ __forceinline__ void st_async_b32(unsigned int remote, unsigned int v, unsigned int remote_bar) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote), "r"(v),
                "r"(remote_bar)

@@ -206,18 +206,49 @@ def widest_register_store(cfg) -> str | None:
     return "STG.E.64" if n % 4 == 0 else None  # (N % 4 == 2: 4-byte STG.E, not told apart from element stores)
 
 
-def check_sass(cubin: bytes, spilled: bool, cfg: dict):
-    """(ok, message). Skipped (ok) when cuobjdump is not on PATH."""
-    block_m, block_n = cfg["BLOCK_M"], cfg["BLOCK_N"]
+def gemm_sass(cubin: bytes):
+    """The GEMM kernel's SASS listing, or (None, why) where cuobjdump is missing or fails."""
     if not shutil.which("cuobjdump"):
-        return True, "sass: skipped (no cuobjdump)"
+        return None, "no cuobjdump"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         r = subprocess.run(["cuobjdump", "-sass", f.name], capture_output=True, text=True)
     if r.returncode != 0:
-        return True, f"sass: skipped ({r.stderr.strip()[:80]})"
-    sass = gemm_part(r.stdout, "Function :")
+        return None, r.stderr.strip()[:80]
+    return gemm_part(r.stdout, "Function :"), ""
+
+
+# Dynamic tiles by default (ragged, k-grouped: heuristics.cc step 18) must leave the kernel as warp-uniform as the
+# static order's: where ptxas cannot prove the tile index uniform, the stage counters fall into vector registers and
+# every wgmma descriptor goes through R2UR (+5% on every tile, benchmarks/NOTES.md 134), and warp-synchronous code
+# gets WARPSYNC.COLLECTIVE copies. How much of that a small change to the tile walk brings is hard to foresee (134),
+# so the twin without JDG_DYNAMIC_TILES is compiled and compared.
+DYNAMIC_TILES_DEFAULT_MODES = (2, 4)
+UNIFORMITY_SLACK = 8  # more R2UR or collective regions than the static twin's that still count as uniform
+
+
+def uniformity_problem(sass: str, cfg: dict):
+    if not cfg.get("DYNAMIC_TILES") or cfg.get("GROUPED_MODE", 0) not in DYNAMIC_TILES_DEFAULT_MODES:
+        return None
+    twin = {k: v for k, v in cfg.items() if k != "DYNAMIC_TILES"}
+    ok, log, cubin = nvrtc_compile(wrapper_source(twin), cfg_name(twin) + ".cu", NVRTC_OPTS)
+    twin_sass = gemm_sass(cubin)[0] if ok else None
+    if twin_sass is None:
+        return None
+    counts = {op: (sass.count(op), twin_sass.count(op)) for op in ("R2UR", "WARPSYNC.COLLECTIVE")}
+    if all(dt <= static + UNIFORMITY_SLACK for dt, static in counts.values()):
+        return None
+    return "not warp-uniform with dynamic tiles: " + ", ".join(f"{op} {dt} against {static} in the static twin"
+                                                               for op, (dt, static) in counts.items())
+
+
+def check_sass(cubin: bytes, spilled: bool, cfg: dict):
+    """(ok, message). Skipped (ok) when cuobjdump is not on PATH."""
+    block_m, block_n = cfg["BLOCK_M"], cfg["BLOCK_N"]
+    sass, why = gemm_sass(cubin)
+    if sass is None:
+        return True, f"sass: skipped ({why})"
     gmma = re.findall(r"\b(QGMMA\.[0-9x]+\.F32\.E[45]M[23]\.E[45]M[23])", sass)
     local = len(re.findall(r"\b(LDL|STL)\b", sass))
     msgs = []
@@ -246,6 +277,10 @@ def check_sass(cubin: bytes, spilled: bool, cfg: dict):
     if store and not re.search(re.escape(store) + r"\s", sass):
         ok = False
         msgs.append(f"no {store}: the register epilogue's widest store was split or not taken")
+    uniformity = uniformity_problem(sass, cfg)
+    if uniformity:
+        ok = False
+        msgs.append(uniformity)
     warn_serial = "serializ" in sass.lower()
     if warn_serial:
         msgs.append("serialization note in SASS")
@@ -428,7 +463,8 @@ def sweep(quick: bool):
             jobs.append(({**c, **extra, "C_PREFETCH": 1, **({"SPLIT_HALVES": 1} if bn > 128 else {})}, True))
         for ck, n in [(0, 7168), (1, 130)]:
             jobs.append(({**cfg(128, 128, 3, n, 2048, ck), "C_PREFETCH": 1}, "JDG_C_PREFETCH needs"))
-        # dynamic tiles (JDG_DYNAMIC_TILES): every mode, clusters sharing A or B, both epilogues, the pipelines;
+        # dynamic tiles (JDG_DYNAMIC_TILES): every mode, clusters sharing A or B, both epilogues, the pipelines (with
+        # cuobjdump the ragged and k-grouped ones, the default, against their static twins: uniformity_problem);
         # refused with the tail split and split K
         for bm, bn, mode, tma, row, cl, extra in [(256, 128, 2, 1, 0, 2, {}), (128, 128, 3, 1, 0, 1, {}),
                                                   (256, 128, 1, 1, 0, 2, {"CONTIGUOUS_SEGMENTS": 1}),

@@ -3,6 +3,7 @@
 #include <jax_deepgemm/fp8_gemm_abi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <initializer_list>

@@ -223,7 +223,7 @@ __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int par
 // mbarrier_wait for a converged warp, every lane on the same barrier and phase: one try_wait answers for all lanes,
 // so the spin loop's branch is uniform and says so (bra.uni). ptxas takes a plain spin loop's exit as divergent and
 // any shared load after it as non-uniform, and the tile loop then carries its stage counters in vector registers
-// (the dynamic tile index read that way cost the K loop R2URs and ~5%: benchmarks/NOTES.md 134).
+// (the dynamic tile index read that way cost the K loop R2URs and 3-7%: benchmarks/NOTES.md 134).
 template <bool kClusterAcquire = false>
 __device__ __forceinline__ void mbarrier_wait_warp(unsigned int bar, unsigned int parity) {
 #ifdef JDG_DEBUG_HANG_NS
@@ -378,10 +378,6 @@ __device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int
 // that make the data visible come before it).
 __device__ __forceinline__ void ld_shared_f32x2(unsigned int addr, float& x, float& y) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
-}
-
-__device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v) {
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
 // One 16-byte store to global memory at a 16-byte aligned address. (NVVM split a uint4 store through a pointer of

@@ -2,7 +2,8 @@
 with "## <case>"), prints per section the consumers' cycles per K block (mean, min, max over every CTA of every
 launch), the share of their cycles spent waiting on full stages and in epilogues (first consumer warpgroup; the
 second one's wait share too where the kernel has two), the producers' share waiting on empty stages, and the SM clock
-(cycles over nanoseconds; the mean over CTAs), also for the last launch alone.
+(cycles over nanoseconds; the mean over CTAs), also for the last launch alone, with its CTAs' cycles from the
+fastest to the slowest (the tile order's imbalance).
 
     bash tools/gpu_session.sh waits        # calls this on its log
     python tools/waits_summary.py < waits.log
@@ -29,6 +30,7 @@ def summary(case: str, rows: list[tuple]) -> str:
     last = [r for r in all_cons[-grid:] if r[6] > 0]
     last_mhz = statistics.mean(r[3] / r[4] * 1e3 for r in last if r[4] > 0)
     last_kb = statistics.mean(r[3] / r[6] for r in last)
+    last_cycles = [r[3] for r in last]  # each CTA's whole run: the spread is the tail's imbalance
     per_kb = [r[3] / r[6] for r in cons]
     share = lambda num, rs: sum(num(r) for r in rs) / sum(r[3] for r in rs)  # noqa: E731
     mhz = statistics.mean(r[3] / r[4] * 1e3 for r in cons if r[4] > 0)
@@ -37,7 +39,9 @@ def summary(case: str, rows: list[tuple]) -> str:
             f"epilogues {100 * share(lambda r: r[5], cons):.1f}%; "
             + (f"warpgroup 1 waits {100 * share(lambda r: r[2], second):.0f}%; " if second else "")
             + f"producer waits {100 * share(lambda r: r[2], prod) if prod else 0:.0f}%; SM clock {mhz:.0f} MHz; "
-            f"last launch {last_kb:.0f} cycles/K block at {last_mhz:.0f} MHz")
+            f"last launch {last_kb:.0f} cycles/K block at {last_mhz:.0f} MHz, its CTAs' cycles {min(last_cycles)} to "
+            f"{max(last_cycles)} (the slowest {100 * (max(last_cycles) / statistics.mean(last_cycles) - 1):.1f}% over "
+            f"the mean: what a better tile order could win back)")
 
 
 def main():

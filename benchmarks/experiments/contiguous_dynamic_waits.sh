@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Why contiguous GEMMs do not gain from dynamic tiles when ragged ones on the same aligned groups do (NOTES 134, 135).
-# Same tiles (256 x 128, clusters of 2), same rows; statically both ran level (4x8192x7168x2048: 873.0 / 872.9 us).
+# Same tiles (256 x 128, clusters of 2), same rows; statically within 1.3% (4x8192x7168x2048: 873.0 / 872.9 us).
 # Dynamic tiles took ragged to 839.8 us (-3.8%) but contiguous, forced, to +0.1..+2.0% (NOTES 134, 03_). The
 # contiguous kernel at K = 2048 is as warp-uniform with them as without (27 R2UR both), so divergence does not explain
 # it there. One device call:

@@ -118,9 +118,9 @@ def test_route_weights_and_gradients_are_float32_accurate(dtype):
     """route's weights and the gradients of a loss of them against float64 NumPy, at float32's accuracy. A bf16
     router product misses them (on the CPU it flips 2 of these 96 tokens' expert choices, and the other weights
     are off by up to 5.7e-3 against rtol 1e-5); TF32's 10-bit mantissa would too, by its precision (not run).
-    rtol 1e-5 is float32's own bound here: logits up to ~17, each a sum of D = 256 products, come out ~4e-6 off the
-    float64 ones in any summation order, and a weight's relative error is up to two logits' errors (4.4e-6 measured
-    on an AMD EPYC CPU, whose order missed the former rtol 2e-6)."""
+    rtol 1e-5 is float32's own bound here: logits up to ~17, each a sum of D = 256 products, come out up to ~4e-6
+    off the float64 ones (3.8e-6 on an AMD EPYC CPU), by summation order, and a weight's relative error is up to two
+    logits' errors (4.4e-6 there, past the former rtol 2e-6)."""
     x, router_w, _, _ = random_moe(21, dtype=dtype)
     router_w = router_w * 4  # logits of a few units: softmax probabilities far from uniform
     c = np.asarray(jax.random.normal(jax.random.key(22), (T, TOP_K), jnp.float32), np.float64)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Why contiguous GEMMs do not gain from dynamic tiles when ragged ones on the same aligned groups do (NOTES 134, 135).
 # Same tiles (256 x 128, clusters of 2), same rows; statically within 1.3% (4x8192x7168x2048: 873.0 / 872.9 us).
-# Dynamic tiles took ragged to 839.8 us (-3.8%) but contiguous, forced, to +0.1..+2.0% (NOTES 134, 03_). The
-# contiguous kernel at K = 2048 is as warp-uniform with them as without (27 R2UR both), so divergence does not explain
-# it there. One device call:
+# Dynamic tiles took ragged to 839.8 us (-3.8%) but contiguous, forced, to +0.1..+2.0% (NOTES 134, session 88's
+# 03_). The contiguous kernel at K = 2048 is as warp-uniform with them as without (27 R2UR both), so divergence does
+# not explain it there. One device call:
 #  1. DG_PROFILE_WAITS of ragged (static / dynamic) and contiguous (static / dynamic forced) on two table shapes and a
 #     padded MoE-like draw. Per kernel: cycles per K block, wait shares, and the last launch's spread of CTA cycles
 #     (tools/waits_summary.py). Where the gain comes from shows up there: a narrower spread (the tail), or fewer

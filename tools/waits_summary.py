@@ -3,7 +3,7 @@ with "## <case>"), prints per section the consumers' cycles per K block (mean, m
 launch), the share of their cycles spent waiting on full stages and in epilogues (first consumer warpgroup; the
 second one's wait share too where the kernel has two), the producers' share waiting on empty stages, and the SM clock
 (cycles over nanoseconds; the mean over CTAs), also for the last launch alone, with its CTAs' cycles from the
-fastest to the slowest (the tile order's imbalance).
+fastest to the slowest (how unevenly they finish: the tile order's imbalance, and the SMs' clocks).
 
     bash tools/gpu_session.sh waits        # calls this on its log
     python tools/waits_summary.py < waits.log
@@ -41,7 +41,7 @@ def summary(case: str, rows: list[tuple]) -> str:
             + f"producer waits {100 * share(lambda r: r[2], prod) if prod else 0:.0f}%; SM clock {mhz:.0f} MHz; "
             f"last launch {last_kb:.0f} cycles/K block at {last_mhz:.0f} MHz, its CTAs' cycles {min(last_cycles)} to "
             f"{max(last_cycles)} (the slowest {100 * (max(last_cycles) / statistics.mean(last_cycles) - 1):.1f}% over "
-            f"the mean: what a better tile order could win back)")
+            f"the mean)")
 
 
 def main():

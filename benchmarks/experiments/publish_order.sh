@@ -9,10 +9,11 @@
 # With the publish after the first copies, the round trip overlaps the wait for the next free stage.
 # Prediction: contiguous forced with dynamic tiles from +0.3..+2.3% to level or a little ahead of static; ragged and
 # k-grouped 0-1% faster than now.
+# Usage: publish_order.sh PATCH (early_publish.patch, split_fetch_late.patch).
 # One device call: two rounds of the table's contiguous and ragged rows, 16 x 512 and the k-grouped rows, sides:
 # new (the patch) with DG_TUNE_DYNAMIC_TILES=1, old (as sent) with it, old without it (contiguous static).
 . "$(dirname "$0")/ab_headers.sh"
-ab_patch_vs_head benchmarks/experiments/early_publish.patch
+ab_patch_vs_head "$1"
 for round in 1 2; do
   for side in new_dt old_dt old_default; do
     ab_use "${side%%_*}"

@@ -261,7 +261,6 @@ constexpr int kTileOverhead = 64;  // a tile's cost that does not scale with BLO
 constexpr std::int64_t kTailSplitMinKBlocks = 32;  // step 10: K >= 4096
 constexpr std::int64_t kSegmentsMinKBlocks = 32;  // step 11: K >= 4096
 constexpr std::int64_t kLongKBlocks = 128;  // step 5: dense tiles of any shape take clusters from K >= 16384 on
-constexpr std::int64_t kContiguousDynamicTilesMaxK = 1536;  // step 18: contiguous GEMMs take dynamic tiles up to here
 constexpr std::int64_t kUnalignedMinKBlocks = 12;  // step 5: dense rows that are not 128-byte multiples, clusters
                                                    // from 12 K blocks (K > 1408) on
 constexpr int kCPrefetchKBlocks = 1;  // step 13: the tile's last K block
@@ -357,9 +356,8 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 && !c.segments &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const std::optional<bool> dynamic = env::tune_dynamic_tiles();
-  const bool dynamic_pays = mode == kFp8GemmRagged || mode == kFp8GemmKGrouped ||
-                           (mode == kFp8GemmContiguous && k <= kContiguousDynamicTilesMaxK);
-  c.dynamic_tiles = dynamic.value_or(dynamic_pays) && c.split_k == 1 && !c.tail_split;  // step 18
+  c.dynamic_tiles = dynamic.value_or(mode == kFp8GemmRagged || mode == kFp8GemmKGrouped) && c.split_k == 1 &&
+                    !c.tail_split;  // step 18
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));

@@ -8,6 +8,9 @@
 # 128-row tiles) faster by some of its contiguous time.
 # One device call: moe_models.py's contiguous rows (even and skewed draws), two rounds without / with
 # DG_TUNE_DYNAMIC_TILES=1; then the MoE step's kernels (step_kernels.py moe_x_bf16), two rounds likewise.
+# Ran on an H200, 2026-12-02 (NOTES 136, tests/gpu_runs/2026-12-02_session90/04_): -7.2% to +3.0%, with no rule in
+# the tile: 128-row layers from -7.2% (qwen30_down) to +3.0% (qwen30_up, dsv3_down_4k even), 256-row ones -3.7% to
+# +0.3%; K <= 1536 gained in both draws (two layers). The MoE step level: 5401.1 / 5399.1 us of kernels.
 . "$(dirname "$0")/prelude.sh"
 build
 moe_contiguous_rounds moe_rows.txt dt DG_TUNE_DYNAMIC_TILES=1 >/dev/null

@@ -8,6 +8,10 @@
 # Prediction: the new default 1-7% faster than DG_TUNE_DYNAMIC_TILES=0 on the K <= 1536 layers; K = 1664 level.
 # One device call (the tree with the rule): moe_models.py's contiguous rows, two rounds, default / static; then the
 # contiguous GPU tests of the grouped and configs files with the rule as committed.
+# Ran on an H200, 2026-12-02 (NOTES 136, tests/gpu_runs/2026-12-02_session90/05_), cut down to the device time left
+# (the full call was lost with its machine): the even draws of qwen30_down, k512, k1024, k1536 and k1664, no tests.
+# qwen30_down -7.6%, k1536 -4.5%, k1664 +0.2%, but k512 +4.4% and k1024 +3.9%: the rule does not hold out of sample.
+# Not taken (heuristics.cc as before).
 . "$(dirname "$0")/prelude.sh"
 build
 moe_contiguous_rounds moe_rows.txt static DG_TUNE_DYNAMIC_TILES=0 qwen30_down qwen235_down k512=64,16384,2048,512 \

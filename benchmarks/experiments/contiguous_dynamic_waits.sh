@@ -11,6 +11,11 @@
 #  2. Two rounds without / with DG_TUNE_DYNAMIC_TILES=1 of the table's contiguous (and ragged) rows and 16 x 512 rows.
 # Prediction: ragged's gain is in the spread (its static tail is longer), and contiguous with dynamic tiles keeps its
 # spread but spends more cycles per K block.
+# Ran on an H200, 2026-12-02 (NOTES 136, tests/gpu_runs/2026-12-02_session90/01_): the profile does not separate
+# them. Profiled (aligned 8192-row groups, DG_PROFILE_WAITS), contiguous with dynamic tiles had the narrower spread
+# (1.7% against 7.3%) and as many cycles per K block, and ragged with them more cycles per K block (1723 / 1557):
+# neither as timed. Timed (the table's draws: groups padded to 128, so 256-row tiles straddle experts at K = 2048),
+# contiguous +0.3% to +2.3%, 16 x 512 (128-row tiles) -3.4%.
 . "$(dirname "$0")/prelude.sh"
 build
 run() {

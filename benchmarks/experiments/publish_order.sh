@@ -12,6 +12,13 @@
 # Usage: publish_order.sh PATCH (early_publish.patch, split_fetch_late.patch).
 # One device call: two rounds of the table's contiguous and ragged rows, 16 x 512 and the k-grouped rows, sides:
 # new (the patch) with DG_TUNE_DYNAMIC_TILES=1, old (as sent) with it, old without it (contiguous static).
+# Ran on an H200, 2026-12-02 (NOTES 136, tests/gpu_runs/2026-12-02_session90/02_, 03_), against the sent tree with
+# dynamic tiles forced: early_publish.patch ragged K = 2048 rows +5.3% / +5.4%, K = 7168 +0.7% / +0.8%, contiguous
+# K = 2048 +2.0% / +2.2%, k-grouped -0.2..+0.8%; split_fetch_late.patch (the fetch at the tile's start, as now, only
+# its store after the first copies; SASS: the ATOMG before the copies) the same or worse: ragged +5.6% / +5.9%,
+# contiguous K = 2048 +5.4% / +5.6%. The prediction was wrong: the slot's store, not the counter's round trip, is what
+# must come early. (Compiled, the committed producer already issues the tile's id loads before the ATOMG, so they
+# overlap.) Neither taken.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head "$1"
 for round in 1 2; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Contiguous GEMMs with dynamic tiles where the tiles are 128 rows (session 90). Forced on the table's contiguous rows
 # (contiguous_dynamic_waits.sh, publish_order.sh: three machines), dynamic tiles ran +0.2..+2.3% behind the static
-# order on the 256-row tiles (clusters of 2) but -2.2..-3.4% ahead on 16 x 512 x 3072 x 4096 (128 x 192 tiles, no
+# order on the 256-row tiles (clusters of 2) but -2.2..-3.3% ahead on 16 x 512 x 3072 x 4096 (128 x 192 tiles, no
 # cluster), and the heuristics give 128-row tiles to 9 of moe_models.py's 12 contiguous layers.
 # Prediction: those 9 layers 1-4% faster with DG_TUNE_DYNAMIC_TILES=1 (the 128-row ones gain as ragged's do), the
 # three 256-row ones (dsv3_up_16k, mixtral) 0-2% slower; the MoE training step's kernels (its contiguous GEMMs take

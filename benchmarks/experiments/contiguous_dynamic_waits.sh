@@ -15,7 +15,7 @@
 # them. Profiled (aligned 8192-row groups, DG_PROFILE_WAITS), contiguous with dynamic tiles had the narrower spread
 # (1.7% against 7.3%) and as many cycles per K block, and ragged with them more cycles per K block (1723 / 1557):
 # neither as timed. Timed (the table's draws: groups padded to 128, so 256-row tiles straddle experts at K = 2048),
-# contiguous +0.3% to +2.3%, 16 x 512 (128-row tiles) -3.4%.
+# contiguous +0.3% to +2.3%, 16 x 512 (128-row tiles) -3.3%.
 . "$(dirname "$0")/prelude.sh"
 build
 run() {

@@ -2,7 +2,7 @@
 # Dynamic tiles: the leader publishes the cluster's next tile after its first copies of the tile, not before
 # (early_publish.patch). Session 90's contiguous_dynamic_waits.sh: ragged with dynamic tiles runs 2.2-4.3% ahead of
 # contiguous on the table's rows, and contiguous with them forced runs +0.3..+2.3% behind its static order
-# (4x8192x7168x2048 885.5 / 865.7 us), yet -3.4% on 16 x 512 rows (128-row tiles). Reading the producer: with dynamic
+# (4x8192x7168x2048 885.5 / 865.7 us), yet -3.3% on 16 x 512 rows (128-row tiles). Reading the producer: with dynamic
 # tiles its step to the next tile holds the counter's atomicAdd round trip (publish) and then, contiguous only, the
 # tile's expert ids (load_tile_experts), back to back, before its first copy of the tile; the static order has only
 # the ids. The ring (3 stages of ~0.95 us on 256 x 128 tiles) hides about one stage's worth less a copy's latency.
@@ -14,11 +14,11 @@
 # new (the patch) with DG_TUNE_DYNAMIC_TILES=1, old (as sent) with it, old without it (contiguous static).
 # Ran on an H200, 2026-12-02 (NOTES 136, tests/gpu_runs/2026-12-02_session90/02_, 03_), against the sent tree with
 # dynamic tiles forced: early_publish.patch ragged K = 2048 rows +5.3% / +5.4%, K = 7168 +0.7% / +0.8%, contiguous
-# K = 2048 +2.0% / +2.2%, k-grouped -0.2..+0.8%; split_fetch_late.patch (the fetch at the tile's start, as now, only
-# its store after the first copies; SASS: the ATOMG before the copies) the same or worse: ragged +5.6% / +5.9%,
-# contiguous K = 2048 +5.4% / +5.6%. The prediction was wrong: the slot's store, not the counter's round trip, is what
-# must come early. (Compiled, the committed producer already issues the tile's id loads before the ATOMG, so they
-# overlap.) Neither taken.
+# K = 2048 +2.0% / +2.2%, 16 x 512 +1.8% (contiguous) / +3.0% (ragged), k-grouped -0.2..+0.8%;
+# split_fetch_late.patch (the fetch at the tile's start, as now, only its store after the first copies; SASS: the
+# ATOMG before the copies) the same or worse: ragged +5.6% / +5.9%, contiguous K = 2048 +5.4% / +5.6%. The
+# prediction was wrong: the slot's store, not the counter's round trip, is what must come early. (Compiled, the
+# committed producer already issues the tile's id loads before the ATOMG, so they overlap.) Neither taken.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head "$1"
 for round in 1 2; do

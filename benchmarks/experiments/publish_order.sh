@@ -17,8 +17,9 @@
 # K = 2048 +2.0% / +2.2%, 16 x 512 +1.8% (contiguous) / +3.0% (ragged), k-grouped -0.2..+0.8%;
 # split_fetch_late.patch (the fetch at the tile's start, as now, only its store after the first copies; SASS: the
 # ATOMG before the copies) the same or worse: ragged +5.6% / +5.9%, contiguous K = 2048 +5.4% / +5.6%. The
-# prediction was wrong: the slot's store, not the counter's round trip, is what must come early. (Compiled, the
-# committed producer already issues the tile's id loads before the ATOMG, so they overlap.) Neither taken.
+# prediction was wrong: the slot's store after the first copies costs whether the round trip starts before them or
+# not; why is not known. (Compiled, the committed producer already issues the tile's id loads before the ATOMG, so
+# they overlap.) Neither taken.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head "$1"
 for round in 1 2; do

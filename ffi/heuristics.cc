@@ -225,7 +225,8 @@
 //    one build, two rounds), against the static order: ragged MoE shapes -1.9% to -4.5% (aligned groups too), the
 //    table's ragged rows -1.4% to -3.2%, its k-grouped rows -1.3% to -6.9%, the MoE training step's kernels -173 us
 //    (-3.2%); as committed (the leader's own slot by st.async), again (NOTES 135): -1.4% to -3.8%, -1.3% to -7.1%,
-//    the step -195 us (-3.5%). Forced elsewhere: contiguous rows +0.1% to +2.0%, masked -0.5% to +5.3% (their reader
+//    the step -195 us (-3.5%). Forced elsewhere: contiguous rows +0.1% to +2.0% (on moe_models.py's layers -7.6% to
+//    +4.4%, with no rule found in tile, K or groups: NOTES 136), masked -0.5% to +5.3% (their reader
 //    warps do not stay warp-uniform in ptxas's view, NOTES 134; with masked's group walk bounded as ragged's, uniform,
 //    -1.9% to +7.1%, NOTES 135), dense -0.2% / +2.7%; those keep the static order.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at

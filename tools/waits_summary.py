@@ -30,7 +30,7 @@ def summary(case: str, rows: list[tuple]) -> str:
     last = [r for r in all_cons[-grid:] if r[6] > 0]
     last_mhz = statistics.mean(r[3] / r[4] * 1e3 for r in last if r[4] > 0)
     last_kb = statistics.mean(r[3] / r[6] for r in last)
-    last_cycles = [r[3] for r in last]  # each CTA's whole run: the spread is the tail's imbalance
+    last_cycles = [r[3] for r in last]  # each CTA's whole run: spread by the tile order and by the SMs' clocks
     per_kb = [r[3] / r[6] for r in cons]
     share = lambda num, rs: sum(num(r) for r in rs) / sum(r[3] for r in rs)  # noqa: E731
     mhz = statistics.mean(r[3] / r[4] * 1e3 for r in cons if r[4] > 0)

@@ -8,7 +8,11 @@
 # Prediction: the dynamic contiguous kernel's boundary gap (the next pass's setup or its first stage's wait) longer
 # than its static twin's by ~0.3-0.5 us (~500-850 cycles), its K block period the same; ragged's gaps level.
 # (A straddling tile's two passes share its K blocks' tags: tile_gaps.py keeps the second.)
-# Prepared in session 90, not run. One device call, from the repo root (~2 min):
+# Ran on an H200, 2026-12-02 (NOTES 137, tests/gpu_runs/2026-12-02_session91/01_): wrong both ways. Contiguous's gaps
+# level (4247-4452 static, 4204-4461 dynamic cycles); ragged's 1400-2200 cycles longer with dynamic tiles and its
+# period 6-7% longer, where the timed kernel gains 1.4-3.8%: the profile build ranks them opposite to the timings.
+# Static contiguous's gap ~2000 cycles longer than static ragged's (epilogue +1100, setup +900): fetch_next_early.sh.
+# One device call, from the repo root (~1 min):
 #   bash benchmarks/experiments/contiguous_dynamic_gaps.sh
 set -uo pipefail
 . benchmarks/experiments/ab_headers.sh

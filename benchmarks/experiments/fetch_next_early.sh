@@ -10,6 +10,10 @@
 # One device call (~5 min): output digests of both sides (dense, contiguous, masked: must be equal), then two rounds
 # of the grouped rows and four dense rows, sides new (the patch) / old (as sent), and one round of contiguous with
 # DG_TUNE_DYNAMIC_TILES=1 on both sides.
+# Ran on an H200, 2026-12-02 (NOTES 137, tests/gpu_runs/2026-12-02_session91/02_): digests equal; contiguous K = 2048
+# +0.8% / +1.7%, K = 7168 -0.3%, 16 x 512 +0.2%, with dynamic tiles forced +3.6% at K = 2048; ragged -0.3% to -0.9%;
+# k-grouped +0.4% to +3.6%; masked -1.0% to +1.9%; dense -0.2% to +1.7%. The patch inlines scheduler.get twice
+# (kernels 110-960 SASS lines longer, contiguous 256 x 128 spilling more), so every mode's schedule moves. Not taken.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head benchmarks/experiments/fetch_next_early.patch
 digest_shapes=(4096,7168,2048 128,4096,7168 contiguous=4,8192,7168,2048 contiguous=16,512,3072,4096

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The tile queue's readers release their slot by a predicated arrival, not a lane-0 branch
+# (uniform_queue_arrive.patch). Compiled (NVRTC 13, sm_90a; NOTES 137): that branch is what leaves the contiguous
+# segment walk's dynamic-tiles kernel unconverged in ptxas's view (256 x 128 in clusters, N = 4096, K = 7168: R2UR 149
+# and 27 collective regions against the static twin's 31 and 4; with the patch 31 and 7, and fewer spills, 16/40/24
+# bytes against 80/116/92). The ragged and k-grouped dynamic kernels keep their counts (register names change).
+# Question: does contiguous with dynamic tiles, its segment walk now uniform, gain as ragged does (1.4-3.8%)?
+# Prediction: contiguous K = 7168 rows (segments by default) with dynamic tiles forced 1-3% faster than static; at
+# K = 2048 with segments forced as well, level to -3% (ragged's walk on padded groups); ragged and k-grouped level.
+# One device call (~4 min): one round of grouped_rows.py's contiguous rows (contiguous and ragged on the table's four
+# shapes; k-grouped rows on the sides that change them), sides old (as sent, defaults), new_seg_dt (the patch,
+# DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1), new_dt (the patch, DG_TUNE_DYNAMIC_TILES=1), new (the patch, defaults).
+# Correctness is not checked here: before taking it, the GPU tests of ragged, k-grouped and contiguous dynamic tiles.
+. "$(dirname "$0")/ab_headers.sh"
+ab_patch_vs_head benchmarks/experiments/uniform_queue_arrive.patch
+run_side() {  # the line prefix, the headers (new / old), grouped_rows.py's kinds, then DG_TUNE_* settings
+  local side=$1 tree=$2 kinds=$3; shift 3
+  ab_use "$tree"
+  # shellcheck disable=SC2086  # the kinds are a word list
+  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$tree" timeout -k 5 120 python benchmarks/experiments/grouped_rows.py $kinds \
+    2>&1 | grep -E " us |rror" | sed "s/^/$side /" | tee -a "$OUT/rows.txt"
+}
+run_side old old contiguous
+run_side new_seg_dt new contiguous DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1
+run_side new_dt new contiguous DG_TUNE_DYNAMIC_TILES=1
+run_side new new "contiguous k_grouped"
+run_side old_kg old k_grouped
+ab_use new
+echo "done in $((SECONDS - start)) s"

@@ -8,22 +8,29 @@
 # Prediction: contiguous K = 7168 rows (segments by default) with dynamic tiles forced 1-3% faster than static; at
 # K = 2048 with segments forced as well, level to -3% (ragged's walk on padded groups); ragged and k-grouped level.
 # One device call (~4 min): one round of grouped_rows.py's contiguous rows (contiguous and ragged on the table's four
-# shapes; k-grouped rows on the sides that change them), sides old (as sent, defaults), new_seg_dt (the patch,
+# shapes; then the k-grouped rows alone, new_kg / old_kg), sides old (as sent, defaults), new_seg_dt (the patch,
 # DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1), new_dt (the patch, DG_TUNE_DYNAMIC_TILES=1), new (the patch, defaults).
 # Correctness is not checked here: before taking it, the GPU tests of ragged, k-grouped and contiguous dynamic tiles.
+# Ran on an H200, 2026-12-02 (NOTES 137, tests/gpu_runs/2026-12-02_session91/05_), one round, against old: contiguous
+# with dynamic tiles forced +0.9% / +0.4% at K = 7168, +2.5% / +2.4% at K = 2048 (+3.4% / +2.5% with segments
+# forced too); defaults: contiguous +0.0% to +0.2% (the same SASS), ragged +0.1% to +0.5%. The prediction was wrong:
+# uniform or not, contiguous loses with dynamic tiles. Not taken. (That run's k-grouped sides drew different groups:
+# grouped_rows.py draws the contiguous rows first from the same generator. Each side now runs them alone.)
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head benchmarks/experiments/uniform_queue_arrive.patch
 run_side() {  # the line prefix, the headers (new / old), grouped_rows.py's kinds, then DG_TUNE_* settings
   local side=$1 tree=$2 kinds=$3; shift 3
   ab_use "$tree"
   # shellcheck disable=SC2086  # the kinds are a word list
-  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$tree" timeout -k 5 120 python benchmarks/experiments/grouped_rows.py $kinds \
-    2>&1 | grep -E " us |rror" | sed "s/^/$side /" | tee -a "$OUT/rows.txt"
+  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$tree" timeout -k 5 120 \
+    python benchmarks/experiments/grouped_rows.py $kinds 2>&1 |
+    grep -E " us |rror" | sed "s/^/$side /" | tee -a "$OUT/rows.txt"
 }
 run_side old old contiguous
 run_side new_seg_dt new contiguous DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1
 run_side new_dt new contiguous DG_TUNE_DYNAMIC_TILES=1
-run_side new new "contiguous k_grouped"
+run_side new new contiguous
+run_side new_kg new k_grouped
 run_side old_kg old k_grouped
 ab_use new
 echo "done in $((SECONDS - start)) s"

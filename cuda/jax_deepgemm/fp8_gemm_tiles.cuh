@@ -69,15 +69,12 @@ __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
 __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 
 // JDG_DYNAMIC_TILES: a cluster takes tile c of the first round (c = its index), then, each time it starts a tile,
-// the next index of the counter, which its queue warp (lane 0 of the producer warpgroup's second warp in the
-// cluster's CTA 0) takes and hands to every reader of the cluster (each CTA's producer warp and consumer warps)
-// through kTileSlots slots of shared memory: slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as
-// the scheduler's cursor needs). A warp of its own, so that the counter's round trip (~1000 cycles) delays no copy:
-// taken by the producer warp as it started a tile, it added to that tile's expert-id loads before its first copy,
-// and contiguous GEMMs lost 1.6% with dynamic tiles where ragged ones gained 3% (NOTES 138).
-//  - full[s], in every CTA, completes when slot s holds its tile: on the queue warp's st.async bytes and one arrival
-//    expecting them (the queue warp's in its own CTA, the producer's in the other one).
-//  - empty[s], in the queue warp's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
+// the leader (the producer's lane 0 of the cluster's CTA 0) takes the next index of the counter and hands it to every
+// reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots slots of shared memory:
+// slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's cursor needs).
+//  - full[s], in every CTA, completes when slot s holds its tile: on the leader's st.async bytes and one arrival
+//    expecting them (the leader's in its own CTA, the producer's in the other one).
+//  - empty[s], in the leader's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
@@ -90,9 +87,8 @@ struct TileQueue {
     }
   }
 
-  // The queue warp's lane 0, once the readers are done with slot i % kTileSlots: tile i + 1 into it in every CTA.
-  // Returns the tile.
-  __device__ int publish(int i, int first_index) const {
+  // The leader (one thread), as it starts the cluster's tile i: tile i + 1 into slot i % kTileSlots of every CTA.
+  __device__ void publish(int i, int first_index) const {
     const int s = i % kTileSlots;
     ptx::mbarrier_wait(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
     // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every tile
@@ -104,10 +100,9 @@ struct TileQueue {
     ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 0), t, ptx::cluster_smem_addr(full + 8 * s, 0));
     if constexpr (kTileCtas == 2)
       ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
-    return static_cast<int>(t);
   }
 
-  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the queue warp's
+  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the leader's
   // CTA, whose arrival expects the st.async bytes. The warp waits as one (mbarrier_wait_warp), so that ptxas keeps
   // the index, and the stage counters the tile loop carries, in uniform registers.
   __device__ int read(int i, bool arms, int lane) const {
@@ -127,7 +122,7 @@ struct TileQueue {
     return t;
   }
 
-  // The queue warp's lane 0 after its last fetch: one more cluster done; the last one resets the counters.
+  // The leader after its last fetch: one more cluster done; the last one resets the counters.
   __device__ void finish(unsigned int clusters) const {
     __threadfence();
     if (atomicAdd(&counters[1], 1u) == clusters - 1) {

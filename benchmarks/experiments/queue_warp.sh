@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# The tile queue taken by a warp of its own (queue_warp.patch): the second warp of the producer warpgroup in the
-# cluster's CTA 0 takes each next tile from the counter and publishes it, instead of the producer warp as it starts a
-# tile. Why: the producer's tile switch is on the critical path with 3 stages (publish_after_copies.sh: one counter
-# round trip after a tile's first copy cost ragged 5%); there, contiguous holds two serial round trips (the tile's
-# expert ids, then the counter; compiled, ptxas consumes the ids before the counter's branch whatever the source
-# order) where ragged holds one. Contiguous loses 1.6% with dynamic tiles where ragged gains 3% (contiguous_straddle).
-# Sides: new (the patch: one slot, the queue warp takes tile i + 1 once the readers took tile i, as the cluster starts
-# tile i), new2 (two slots: one tile further ahead), old (as sent). Compiled (NVRTC 13, sm_90a): static kernels
-# identical; the dynamic ones change (the contiguous segment walk's spills 80/116/92 -> 80/128/96 bytes).
-# Prediction: contiguous with dynamic tiles 2-5% faster (level with ragged on 4 x 8192), ragged and k-grouped 0-1%.
-# One device call (~6 min): two rounds of contiguous_straddle.py on 4 x 8192 rows with dynamic tiles forced, one round
-# of grouped_rows.py's contiguous rows with dynamic tiles forced and of its k-grouped rows (defaults: dynamic); then
-# side new's dynamic-tiles GPU tests (test_gpu_configs.py -k dynamic).
+# The tile queue taken by a warp of its own: the second warp of the producer warpgroup in the cluster's CTA 0 takes
+# each next tile from the counter and publishes it, instead of the producer warp as it starts a tile.
+#   bash benchmarks/experiments/queue_warp.sh rows [PATCH]    timed rows, sides new (HEAD + PATCH) / old (as sent)
+#   bash benchmarks/experiments/queue_warp.sh tests [PATCH]   side new's GPU tests of the dynamic-tile kernels
+# PATCH: queue_warp_uniform.patch (default) or queue_warp.patch. One device call each (rows ~5 min, tests ~6 min).
+# Why: the producer's tile switch is on the critical path with 3 stages (NOTES 136's early_publish.patch, repeated in
+# session 92: one counter round trip after a tile's first copy costs ragged 5%). There contiguous holds two serial
+# round trips where ragged holds one: compiled (NVRTC 13, sm_90a), ptxas issues the tile's expert-id loads before the
+# counter's ATOMG but consumes them before it too, so the warp waits for the ids first (NOTES 136 read it as
+# overlapped). Contiguous lost 1.6% with dynamic tiles where ragged gained 3% (contiguous_straddle.sh, session 92).
+# Ran on an H200, 2026-12-02 (NOTES 138, tests/gpu_runs/2026-12-02_session92/03_ and 04_, 05_), with queue_warp.patch
+# (new: one slot; new2: two; level), kernel time: contiguous with dynamic tiles forced -0.3% to -1.8%, ragged -0.6%
+# to -0.9%, k-grouped -0.4% to +0.5%; its GPU tests passed (dynamic tiles, par 2, test_gpu_configs.py's ragged and
+# k-grouped cases). Not taken: its queue warp compiles non-uniform in ptxas's view (ragged 256 x 128 in clusters,
+# WARPSYNC.COLLECTIVE 38 against the static twin's 11: compile_check.py rejects it). queue_warp_uniform.patch waits
+# as one warp and elects the publishing lane (14 against 11, R2UR 43 against 41; compile_check.py --quick passes):
+# compiled only, not yet run. Prediction for it: as queue_warp.patch.
 . "$(dirname "$0")/ab_headers.sh"
-ab_patch_vs_head benchmarks/experiments/queue_warp.patch
-rm -rf /tmp/ab_new2_cuda && cp -r /tmp/ab_new_cuda /tmp/ab_new2_cuda
-sed -i 's/^constexpr int kTileSlots = 1;/constexpr int kTileSlots = 2;/' /tmp/ab_new2_cuda/jax_deepgemm/fp8_gemm_config.cuh
-grep -c "kTileSlots = 2" /tmp/ab_new2_cuda/jax_deepgemm/fp8_gemm_config.cuh
+phase=${1:-rows}
+ab_patch_vs_head "${2:-benchmarks/experiments/queue_warp_uniform.patch}"
 run_side() {  # side, time limit, script and arguments, then DG_TUNE_* settings after "--"
   local side=$1 limit=$2 args=(); shift 2
   while [ "$1" != -- ]; do args+=("$1"); shift; done; shift
@@ -25,16 +27,21 @@ run_side() {  # side, time limit, script and arguments, then DG_TUNE_* settings 
     grep -E " us|rror" | sed "s/^/$side${TAG:+ $TAG} /" | tee -a "$OUT/rows.txt"
 }
 x=benchmarks/experiments
-for round in 1 2; do for side in new new2 old; do
-  for nk in "7168 2048" "4096 7168"; do
-    # shellcheck disable=SC2086  # N and K are two words
-    TAG="dt r$round" run_side $side 100 $x/contiguous_straddle.py $nk 8192,8192,8192,8192 -- DG_TUNE_DYNAMIC_TILES=1
+if [ "$phase" = rows ]; then
+  for round in 1 2; do for side in new old; do
+    for nk in "7168 2048" "4096 7168"; do
+      # shellcheck disable=SC2086  # N and K are two words
+      TAG="dt r$round" run_side $side 100 $x/contiguous_straddle.py $nk 8192,8192,8192,8192 -- DG_TUNE_DYNAMIC_TILES=1
+    done
+  done; done
+  for side in new old; do
+    TAG=dt run_side $side 150 $x/grouped_rows.py contiguous -- DG_TUNE_DYNAMIC_TILES=1
+    TAG=kg run_side $side 150 $x/grouped_rows.py k_grouped --
   done
-done; done
-for side in new new2 old; do
-  TAG=dt run_side $side 150 $x/grouped_rows.py contiguous -- DG_TUNE_DYNAMIC_TILES=1
-  TAG=kg run_side $side 150 $x/grouped_rows.py k_grouped --
-done
-ab_side_tests new dynamic 4 150 tests/test_gpu_configs.py
+else
+  ab_side_tests new dynamic 4 150 tests/test_gpu_configs.py
+  AB_TESTS_NAME=cfg ab_side_tests new "ragged or k_grouped" 6 170 tests/test_gpu_configs.py
+  AB_TESTS_NAME=grouped ab_side_tests new "ragged or k_grouped" 4 170 tests/test_gpu_grouped.py
+fi
 ab_use new
 echo "done in $((SECONDS - start)) s"

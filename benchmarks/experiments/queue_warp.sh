@@ -3,19 +3,19 @@
 # each next tile from the counter and publishes it, instead of the producer warp as it starts a tile.
 #   bash benchmarks/experiments/queue_warp.sh rows [PATCH]    timed rows, sides new (HEAD + PATCH) / old (as sent)
 #   bash benchmarks/experiments/queue_warp.sh tests [PATCH]   side new's GPU tests of the dynamic-tile kernels
-# PATCH: queue_warp_uniform.patch (default) or queue_warp.patch. One device call each (rows ~5 min, tests ~6 min).
+# PATCH: default queue_warp_uniform.patch. One device call each (rows ~5 min, tests ~6 min).
 # Why: the producer's tile switch is on the critical path with 3 stages (NOTES 136's early_publish.patch, repeated in
 # session 92: one counter round trip after a tile's first copy costs ragged 5%). There contiguous holds two serial
 # round trips where ragged holds one: compiled (NVRTC 13, sm_90a), ptxas issues the tile's expert-id loads before the
 # counter's ATOMG but consumes them before it too, so the warp waits for the ids first (NOTES 136 read it as
 # overlapped). Contiguous lost 1.6% with dynamic tiles where ragged gained 3% (contiguous_straddle.sh, session 92).
-# Ran on an H200, 2026-12-02 (NOTES 138, tests/gpu_runs/2026-12-02_session92/03_ and 04_, 05_), with queue_warp.patch
-# (new: one slot; new2: two; level), kernel time: contiguous with dynamic tiles forced -0.3% to -1.8%, ragged -0.6%
-# to -0.9%, k-grouped -0.4% to +0.5%; its GPU tests passed (dynamic tiles, par 2, test_gpu_configs.py's ragged and
-# k-grouped cases). Not taken: its queue warp compiles non-uniform in ptxas's view (ragged 256 x 128 in clusters,
-# WARPSYNC.COLLECTIVE 38 against the static twin's 11: compile_check.py rejects it). queue_warp_uniform.patch waits
-# as one warp and elects the publishing lane (14 against 11, R2UR 43 against 41; compile_check.py --quick passes):
-# compiled only, not yet run. Prediction for it: as queue_warp.patch.
+# Ran on an H200, 2026-12-02 (NOTES 138, tests/gpu_runs/2026-12-02_session92/03_ and 04_, 05_), with the first form
+# (03_'s ab_change.diff; new: one slot; new2: two; level), kernel time: contiguous with dynamic tiles forced -0.3% to
+# -1.8%, ragged -0.6% to -0.9%, k-grouped -0.4% to +0.5%; its GPU tests passed (dynamic tiles, par 2,
+# test_gpu_configs.py's ragged and k-grouped cases). Not taken: its queue warp compiles non-uniform in ptxas's view
+# (ragged 256 x 128 in clusters, WARPSYNC.COLLECTIVE 38 against the static twin's 11: compile_check.py rejects it).
+# queue_warp_uniform.patch waits as one warp and elects the publishing lane (14 against 11, R2UR 43 against 41;
+# compile_check.py --quick passes): compiled only, not yet run. Prediction for it: as the first form.
 . "$(dirname "$0")/ab_headers.sh"
 phase=${1:-rows}
 ab_patch_vs_head "${2:-benchmarks/experiments/queue_warp_uniform.patch}"

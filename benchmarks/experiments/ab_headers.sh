@@ -103,7 +103,9 @@ ab_env_rows() {  # rounds, shapes, sides
 ab_grouped() { ab_rows "${AB_ROUNDS:-1}" "${AB_ROUNDS:+1}" 150 grouped_rows.py "$@"; }  # the kinds grouped_rows.py takes
 ab_tests() {  # name, pytest arguments
   local name=$1; shift
-  timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
+  # (without ab_setup's environment too: parallel processes that each preallocate the GPU's memory run out of it)
+  XLA_PYTHON_CLIENT_PREALLOCATE=false timeout -k 5 "${JDG_TEST_LIMIT:-280}" python -I -m pytest "$@" -q \
+    -p no:cacheprovider >"$OUT/tests_$name.log" 2>&1
   local summary; summary=$(grep -E "[0-9]+ (passed|failed|skipped|errors?|deselected).* in [0-9.]+s" \
     "$OUT/tests_$name.log" | tail -1)
   # (a run cut by its limit prints no summary: count its progress dots and Fs instead)

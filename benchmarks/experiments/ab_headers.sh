@@ -37,6 +37,9 @@
 #                             grouped_rows.py's KINDS
 #   ab_ncu METRICS OP SHAPES...   Nsight Compute's METRICS (comma-separated) of one launch of tools/profile_one.py OP
 #                             SHAPE per side (AB_SIDES) and shape, clocks free; lines prefixed "side shape | "
+#   ab_run_side LABEL SIDE LIMIT SCRIPT [ARGS...] -- [VAR=VALUE...]   SCRIPT's timed lines (" us ") with SIDE's
+#                             headers and kernel cache and the DG_TUNE_* settings, prefixed "LABEL " (also in
+#                             $OUT/rows.txt), cut after LIMIT seconds
 # The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
@@ -81,6 +84,14 @@ ab_side() {  # name, patch
   cp -r cuda "/tmp/ab_$1_cuda"; diff -r /tmp/ab_old_cuda "/tmp/ab_$1_cuda" >"$OUT/ab_$1.diff"; ab_use old
 }
 ab_use() { rm -rf cuda && cp -r "/tmp/ab_$1_cuda" cuda; }
+ab_run_side() {
+  local label=$1 side=$2 limit=$3 args=(); shift 3
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  ab_use "$side"
+  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$side" timeout -k 5 "$limit" python "${args[@]}" 2>&1 |
+    grep -E " us |rror" | sed "s/^/$label /" | tee -a "$OUT/rows.txt"
+}
 ab_rows() {  # rounds, "1" to tag lines with the round (or ""), time limit, script, its arguments
   local rounds=$1 tag=$2 limit=$3 script=$4 sides=${AB_SIDES:-new old}; shift 4
   for round in $(seq "$rounds"); do for v in $sides; do

@@ -10,7 +10,7 @@
 # Ran on an H200, 2026-12-02 (NOTES 138, tests/gpu_runs/2026-12-02_session92/01_), two rounds, ragged / contiguous
 # time on 4 x 8192: both static 0.990 / 0.991 (K = 2048), 0.983 / 0.988 (K = 7168); both dynamic 0.945 / 0.946,
 # 0.965 / 0.966. The straddling draws' ratios lie within 1.3% of those (contiguous 8064 / 8320 at K = 2048: 751.9
-# against 748.3 us static). So straddles cost little, the kernels are level when static, and dynamic tiles take
+# against 748.3 us static). So straddles cost little, the kernels are within 1.7% when static, and dynamic tiles take
 # 3.0% / 1.1% off ragged's time and add 1.6% / 1.0% to contiguous's (K = 2048 / 7168).
 # One device call, from the repo root (~1.5 min):
 #   bash benchmarks/experiments/contiguous_straddle.sh

@@ -19,24 +19,18 @@
 . "$(dirname "$0")/ab_headers.sh"
 phase=${1:-rows}
 ab_patch_vs_head "${2:-benchmarks/experiments/queue_warp_uniform.patch}"
-run_side() {  # side, time limit, script and arguments, then DG_TUNE_* settings after "--"
-  local side=$1 limit=$2 args=(); shift 2
-  while [ "$1" != -- ]; do args+=("$1"); shift; done; shift
-  ab_use "$side"
-  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$side" timeout -k 5 "$limit" python "${args[@]}" 2>&1 |
-    grep -E " us|rror" | sed "s/^/$side${TAG:+ $TAG} /" | tee -a "$OUT/rows.txt"
-}
 x=benchmarks/experiments
 if [ "$phase" = rows ]; then
   for round in 1 2; do for side in new old; do
     for nk in "7168 2048" "4096 7168"; do
       # shellcheck disable=SC2086  # N and K are two words
-      TAG="dt r$round" run_side $side 100 $x/contiguous_straddle.py $nk 8192,8192,8192,8192 -- DG_TUNE_DYNAMIC_TILES=1
+      ab_run_side "$side dt r$round" $side 100 $x/contiguous_straddle.py $nk 8192,8192,8192,8192 -- \
+        DG_TUNE_DYNAMIC_TILES=1
     done
   done; done
   for side in new old; do
-    TAG=dt run_side $side 150 $x/grouped_rows.py contiguous -- DG_TUNE_DYNAMIC_TILES=1
-    TAG=kg run_side $side 150 $x/grouped_rows.py k_grouped --
+    ab_run_side "$side dt" $side 150 $x/grouped_rows.py contiguous -- DG_TUNE_DYNAMIC_TILES=1
+    ab_run_side "$side kg" $side 150 $x/grouped_rows.py k_grouped --
   done
 else
   ab_side_tests new dynamic 4 150 tests/test_gpu_configs.py

@@ -18,19 +18,12 @@
 # grouped_rows.py draws the contiguous rows first from the same generator. Each side now runs them alone.)
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head benchmarks/experiments/uniform_queue_arrive.patch
-run_side() {  # the line prefix, the headers (new / old), grouped_rows.py's kinds, then DG_TUNE_* settings
-  local side=$1 tree=$2 kinds=$3; shift 3
-  ab_use "$tree"
-  # shellcheck disable=SC2086  # the kinds are a word list
-  env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$tree" timeout -k 5 120 \
-    python benchmarks/experiments/grouped_rows.py $kinds 2>&1 |
-    grep -E " us |rror" | sed "s/^/$side /" | tee -a "$OUT/rows.txt"
-}
-run_side old old contiguous
-run_side new_seg_dt new contiguous DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1
-run_side new_dt new contiguous DG_TUNE_DYNAMIC_TILES=1
-run_side new new contiguous
-run_side new_kg new k_grouped
-run_side old_kg old k_grouped
+x=benchmarks/experiments/grouped_rows.py
+ab_run_side old old 120 $x contiguous --
+ab_run_side new_seg_dt new 120 $x contiguous -- DG_TUNE_SEGMENTS=1 DG_TUNE_DYNAMIC_TILES=1
+ab_run_side new_dt new 120 $x contiguous -- DG_TUNE_DYNAMIC_TILES=1
+ab_run_side new new 120 $x contiguous --
+ab_run_side new_kg new 120 $x k_grouped --
+ab_run_side old_kg old 120 $x k_grouped --
 ab_use new
 echo "done in $((SECONDS - start)) s"

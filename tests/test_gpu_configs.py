@@ -594,9 +594,9 @@ def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
 # DG_TUNE_DYNAMIC_TILES=1 (the default for ragged and k-grouped GEMMs, forced here on every mode; benchmarks/NOTES.md
 # 134): past the first round each cluster takes the next tile from its call site's counter, which the last cluster
 # to finish resets. With an SM cap of 8 most tiles are handed out that way: every mode with and without clusters (the
-# leader hands the index to its own CTA and its peer through st.async), the ragged and masked walks over hostile
-# sizes, each program run three times in a row (the counter must start from zero at every launch), and launches inside
-# lax.scan (a command buffer replays them).
+# queue warp hands the index on by st.async in a cluster of 2, by a plain store alone), the ragged and masked walks over
+# hostile sizes, each program run three times in a row (the counter must start from zero at every launch), and launches
+# inside lax.scan (a command buffer replays them).
 
 @pytest.fixture(params=[1, 2], ids=lambda c: f"x{c}")
 def dynamic_tiles(request, monkeypatch, restore_num_sms):

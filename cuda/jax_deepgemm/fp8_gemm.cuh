@@ -21,7 +21,7 @@
 // shared memory before its epilogue (split_k_exchange).
 // Tile order: cluster c takes tile c, then every grid-th tile after it (a static round robin), or with
 // JDG_DYNAMIC_TILES (ragged and k-grouped by default, heuristics.cc step 18) the next tile of the order whenever it is
-// free, from a device counter its leader reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
+// free, from a device counter a warp of its own reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler in fp8_gemm_tiles.cuh) that the
@@ -168,8 +168,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const int k_part = kSplitK > 1 ? cluster_rank : 0;       // split K: which run of K blocks this CTA takes
   const int first_tile = static_cast<int>(blockIdx.x) / kTileCtas;  // the cluster's (its CTAs are adjacent)
   const int tile_step = static_cast<int>(gridDim.x) / kTileCtas;
-  // JDG_DYNAMIC_TILES: whether this thread takes tiles from the counter (see TileQueue).
-  const bool queue_leader = kDynamicTiles && cluster_rank == 0 && threadIdx.x == kNumMathThreads;
 
   // Tiles, and the passes of each tile (one per group whose B it multiplies; see first_pass), are enumerated
   // identically by the producer and the consumers: every pass moves tile.num_kb stages through the ring.
@@ -181,14 +179,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
     // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
-    // issues every copy (TMA needs no more); the rest of the warpgroup only donated its registers.
+    // issues every copy (TMA needs no more). With dynamic tiles a second warp takes the tiles from the counter; the
+    // rest of the warpgroup only donated its registers.
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
       int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
       for (int t = first_tile; scheduler.get(t, args, tile);
            t = kDynamicTiles ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
-        if (queue_leader) queue.publish(taken, tile_step);
         int ids[kIdSlots] = {};
         if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
@@ -254,7 +252,11 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           });
         }
       }
-      if (queue_leader) queue.finish(gridDim.x / kTileCtas);
+    } else if (kDynamicTiles && cluster_rank == 0 && warp == 4 * kNumMathWarpgroups + 1) {
+      // The tile queue's warp (TileQueue): the cluster's tile i + 1 for every tile i that exists, the readers walking
+      // the same indices with the same scheduler (the last one published is past the last tile, ending their walks).
+      for (int i = 0, t = first_tile; scheduler.get(t, args, tile); ++i) t = queue.publish(i, tile_step);
+      if (lane == 0) queue.finish(gridDim.x / kTileCtas);
     }
   } else {
     // ======================================== consumers ========================================

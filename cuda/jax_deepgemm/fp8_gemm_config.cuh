@@ -63,7 +63,9 @@ constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles 
 // After the first round (cluster c takes tile c), each cluster takes the next tile of the order when it is free, from
 // a device counter (TileQueue), instead of every tile_step-th one.
 constexpr bool kDynamicTiles = JDG_DYNAMIC_TILES != 0;
-constexpr int kTileSlots = 4;  // tile indices in flight between a cluster's leader and its readers
+// Tile indices in flight between a cluster's queue warp and its readers: the queue warp takes tile i + 1 once its
+// readers took tile i + 1 - kTileSlots, so with one slot as the cluster starts tile i (see TileQueue).
+constexpr int kTileSlots = 1;
 #ifndef JDG_PAIRED_STAGES
 #define JDG_PAIRED_STAGES 0
 #endif

@@ -69,12 +69,16 @@ __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
 __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 
 // JDG_DYNAMIC_TILES: a cluster takes tile c of the first round (c = its index), then, each time it starts a tile,
-// the leader (the producer's lane 0 of the cluster's CTA 0) takes the next index of the counter and hands it to every
-// reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots slots of shared memory:
-// slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's cursor needs).
-//  - full[s], in every CTA, completes when slot s holds its tile: on the leader's st.async bytes and one arrival
-//    expecting them (the leader's in its own CTA, the producer's in the other one).
-//  - empty[s], in the leader's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
+// the next index of the counter, which its queue warp (the producer warpgroup's second warp in the cluster's CTA 0)
+// takes and hands to every reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots
+// slots of shared memory: slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's
+// cursor needs). A warp of its own, so that the counter's round trip delays no copy: taken by the producer warp as it
+// started a tile, it followed that tile's expert-id loads before its first copy (ptxas waits for the ids before the
+// atomic), and contiguous GEMMs lost with dynamic tiles where ragged ones gained (benchmarks/NOTES.md 138).
+//  - full[s], in every CTA, completes when slot s holds its tile: in clusters of 2 on the queue warp's st.async bytes
+//    and one arrival expecting them (the queue warp's in its own CTA, the producer's in the other one); alone, on the
+//    queue warp's arrival after its plain store.
+//  - empty[s], in the queue warp's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
@@ -87,22 +91,38 @@ struct TileQueue {
     }
   }
 
-  // The leader (one thread), as it starts the cluster's tile i: tile i + 1 into slot i % kTileSlots of every CTA.
-  __device__ void publish(int i, int first_index) const {
+  // The queue warp (every lane), once the readers are done with slot i % kTileSlots: tile i + 1 into it in every
+  // CTA, by one lane. Returns the tile. The warp waits as one and one lane is elected for the rest (not a branch on
+  // the lane id), so that ptxas sees the queue warp's tile walk warp-uniform.
+  __device__ int publish(int i, int first_index) const {
     const int s = i % kTileSlots;
-    ptx::mbarrier_wait(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
-    // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every tile
-    // (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
-    const unsigned int t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
-    // Its own CTA's slot by st.async too (a transaction on its own full barrier, which its arrival expects), not a
-    // plain store: racecheck does not take the barrier's phase as ordering a plain store before the readers' loads.
-    ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
-    ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 0), t, ptx::cluster_smem_addr(full + 8 * s, 0));
-    if constexpr (kTileCtas == 2)
-      ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
+    ptx::mbarrier_wait_warp(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
+    unsigned int t = 0;
+    if (ptx::elect_one_sync()) {
+      // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every
+      // tile (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
+      t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
+      if constexpr (kTileCtas == 2) {
+        // Its own CTA's slot by st.async too (a transaction on its own full barrier, which its arrival expects), not
+        // a plain store: racecheck did not take the barrier's phase as ordering a plain store before the readers'
+        // loads next to the peer's st.async (benchmarks/NOTES.md 134).
+        ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
+        ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 0), t, ptx::cluster_smem_addr(full + 8 * s, 0));
+        ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
+      } else {
+        // Alone in its cluster, a plain store and a releasing arrival: st.async wants a cluster of 2 or more CTAs
+        // (compute-sanitizer memcheck stops the kernel on it: "Cluster needs to have at least 2 blocks"). racecheck
+        // reports the readers' loads against this store: it does not order lanes 1-31's reads before it through
+        // __syncwarp and lane 0's arrival on empty, as the memory model does (benchmarks/NOTES.md 139).
+        ptx::st_shared_b32(slots + 4 * s, t);
+        ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);
+      }
+    }
+    __syncwarp();
+    return ptx::redux_max(static_cast<int>(t));
   }
 
-  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the leader's
+  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the queue warp's
   // CTA, whose arrival expects the st.async bytes. The warp waits as one (mbarrier_wait_warp), so that ptxas keeps
   // the index, and the stage counters the tile loop carries, in uniform registers.
   __device__ int read(int i, bool arms, int lane) const {
@@ -122,7 +142,7 @@ struct TileQueue {
     return t;
   }
 
-  // The leader after its last fetch: one more cluster done; the last one resets the counters.
+  // The queue warp's lane 0 after its last fetch: one more cluster done; the last one resets the counters.
   __device__ void finish(unsigned int clusters) const {
     __threadfence();
     if (atomicAdd(&counters[1], 1u) == clusters - 1) {

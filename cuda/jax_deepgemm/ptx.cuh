@@ -92,6 +92,13 @@ __device__ __forceinline__ int redux_min(int v) {
   return r;
 }
 
+// Warp-wide maximum of a signed value over all 32 lanes (the warp must be converged).
+__device__ __forceinline__ int redux_max(int v) {
+  int r;
+  asm volatile("redux.sync.max.s32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
+
 // Warp-wide sum of a signed value over all 32 lanes (the warp must be converged).
 __device__ __forceinline__ int redux_add(int v) {
   int r;
@@ -290,6 +297,10 @@ __device__ __forceinline__ void st_async_b32(unsigned int remote, unsigned int v
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(remote), "r"(v),
                "r"(remote_bar)
                : "memory");
+}
+
+__device__ __forceinline__ void st_shared_b32(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
 }
 
 __device__ __forceinline__ unsigned int ld_shared_b32(unsigned int addr) {

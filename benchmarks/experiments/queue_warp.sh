@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The tile queue taken by a warp of its own: the second warp of the producer warpgroup in the cluster's CTA 0 takes
 # each next tile from the counter and publishes it, instead of the producer warp as it starts a tile.
-#   bash benchmarks/experiments/queue_warp.sh rows [PATCH]    timed rows, sides new (HEAD + PATCH) / old (as sent)
-#   bash benchmarks/experiments/queue_warp.sh tests [PATCH]   side new's GPU tests of the dynamic-tile kernels
-# PATCH: default queue_warp_uniform.patch. One device call each (rows ~5 min, tests ~6 min).
+#   bash benchmarks/experiments/queue_warp.sh rows PATCH      timed rows, sides new (HEAD + PATCH) / old (as sent)
+#   bash benchmarks/experiments/queue_warp.sh tests PATCH     side new's GPU tests of the dynamic-tile kernels
+# PATCH: a variant of the queue warp against the tree's. One device call each (rows ~2-5 min, tests ~3-8 min).
 # Why: the producer's tile switch is on the critical path with 3 stages (NOTES 136's early_publish.patch, repeated in
 # session 92: one counter round trip after a tile's first copy costs ragged 5%). There contiguous holds two serial
 # round trips where ragged holds one: compiled (NVRTC 13, sm_90a), ptxas issues the tile's expert-id loads before the
@@ -14,11 +14,14 @@
 # -1.8%, ragged -0.6% to -0.9%, k-grouped -0.4% to +0.5%; its GPU tests passed (dynamic tiles, par 2,
 # test_gpu_configs.py's ragged and k-grouped cases). Not taken: its queue warp compiles non-uniform in ptxas's view
 # (ragged 256 x 128 in clusters, WARPSYNC.COLLECTIVE 38 against the static twin's 11: compile_check.py rejects it).
-# queue_warp_uniform.patch waits as one warp and elects the publishing lane (14 against 11, R2UR 43 against 41;
-# compile_check.py --quick passes): compiled only, not yet run. Prediction for it: as the first form.
+# queue_warp_uniform.patch waited as one warp and elected the publishing lane (14 against 11, R2UR 43 against 41;
+# compile_check.py --quick passed). Ran on an H200, 2026-12-02 (NOTES 139, tests/gpu_runs/2026-12-02_session93/):
+# rows as the first form (contiguous with dynamic tiles forced -0.4% to -2.1%, ragged -0.8% to -1.3%, k-grouped -0.7%
+# to +0.7%), its tests passed: taken (f07fd33, the patch deleted).
 . "$(dirname "$0")/ab_headers.sh"
 phase=${1:-rows}
-ab_patch_vs_head "${2:-benchmarks/experiments/queue_warp_uniform.patch}"
+[ $# -ge 2 ] || { echo "usage: queue_warp.sh rows|tests PATCH"; exit 2; }
+ab_patch_vs_head "$2"
 x=benchmarks/experiments
 if [ "$phase" = rows ]; then
   for round in 1 2; do for side in new old; do

@@ -16,7 +16,7 @@
 # (ragged 256 x 128 in clusters, WARPSYNC.COLLECTIVE 38 against the static twin's 11: compile_check.py rejects it).
 # queue_warp_uniform.patch waited as one warp and elected the publishing lane (14 against 11, R2UR 43 against 41;
 # compile_check.py --quick passed). Ran on an H200, 2026-12-02 (NOTES 139, tests/gpu_runs/2026-12-02_session93/):
-# rows as the first form (contiguous with dynamic tiles forced -0.4% to -2.1%, ragged -0.8% to -1.3%, k-grouped -0.7%
+# rows as the first form (contiguous with dynamic tiles forced -0.3% to -2.1%, ragged -0.8% to -1.3%, k-grouped -0.7%
 # to +0.7%), its tests passed: taken (f07fd33, the patch deleted).
 . "$(dirname "$0")/ab_headers.sh"
 phase=${1:-rows}

@@ -29,4 +29,6 @@ for side in lanes old; do
   ab_run_side "$side x1" $side 150 benchmarks/experiments/grouped_rows.py contiguous k_grouped -- DG_TUNE_CLUSTER=1
 done
 ab_use old; date -u >>"$OUT/machine.txt"
+# The device tool returns 8 files at most: the logs in one archive, beside machine.txt and rows.txt.
+(cd "$OUT" && tar czf logs.tgz ./*.log ./*.diff && rm -f ./*.log ./*.diff ./*.ids)
 echo "done in $((SECONDS - start)) s"

@@ -115,7 +115,7 @@ struct TileQueue {
         // reports the readers' loads against this store: it does not order lanes 1-31's reads before it through
         // __syncwarp and lane 0's arrival on empty, as the memory model does (benchmarks/NOTES.md 139).
         ptx::st_shared_b32(slots + 4 * s, t);
-        ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);
+        ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);  // 0: this (elected) lane arrives
       }
     }
     __syncwarp();

@@ -78,7 +78,8 @@ __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 //  - full[s], in every CTA, completes when slot s holds its tile: in clusters of 2 on the queue warp's st.async bytes
 //    and one arrival expecting them (the queue warp's in its own CTA, the producer's in the other one); alone, on the
 //    queue warp's arrival after its plain store.
-//  - empty[s], in the queue warp's CTA, completes on one arrival per reader warp of the cluster once it read slot s.
+//  - empty[s], in the queue warp's CTA, completes once the cluster's readers read slot s: on one arrival per reader
+//    warp in clusters of 2, per reader lane alone.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
@@ -87,7 +88,7 @@ struct TileQueue {
   __device__ void init() const {
     for (int s = 0; s < kTileSlots; ++s) {
       ptx::mbarrier_init(full + 8 * s, 1);
-      ptx::mbarrier_init(empty + 8 * s, kReaderWarps);
+      ptx::mbarrier_init(empty + 8 * s, kTileCtas == 2 ? kReaderWarps : 32 * kReaderWarps);
     }
   }
 
@@ -111,11 +112,9 @@ struct TileQueue {
         ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
       } else {
         // Alone in its cluster, a plain store and a releasing arrival: st.async wants a cluster of 2 or more CTAs
-        // (compute-sanitizer memcheck stops the kernel on it: "Cluster needs to have at least 2 blocks"). racecheck
-        // reports the readers' loads against this store: it does not order lanes 1-31's reads before it through
-        // __syncwarp and lane 0's arrival on empty, as the memory model does (benchmarks/NOTES.md 139).
+        // (compute-sanitizer memcheck stops the kernel on it: "Cluster needs to have at least 2 blocks").
         ptx::st_shared_b32(slots + 4 * s, t);
-        ptx::mbarrier_arrive_if_lane0(full + 8 * s, 0);  // 0: this (elected) lane arrives
+        ptx::mbarrier_arrive(full + 8 * s);
       }
     }
     __syncwarp();
@@ -131,13 +130,13 @@ struct TileQueue {
     __syncwarp();
     ptx::mbarrier_wait_warp<kTileCtas == 2>(full + 8 * s, (i / kTileSlots) & 1);
     const int t = static_cast<int>(ptx::ld_shared_b32(slots + 4 * s));
-    __syncwarp();
-    if (lane == 0) {
-      if constexpr (kTileCtas == 2) {
-        ptx::mbarrier_arrive_cluster(empty + 8 * s, 0);
-      } else {
-        ptx::mbarrier_arrive_if_lane0(empty + 8 * s, 0);
-      }
+    if constexpr (kTileCtas == 2) {
+      __syncwarp();
+      if (lane == 0) ptx::mbarrier_arrive_cluster(empty + 8 * s, 0);
+    } else {
+      // Every lane that read the slot arrives: the queue warp's next plain store to it then follows each read through
+      // the barrier (racecheck did not order it after lanes 1-31's reads through __syncwarp and lane 0's arrival).
+      ptx::mbarrier_arrive(empty + 8 * s);
     }
     return t;
   }

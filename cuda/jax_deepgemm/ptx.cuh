@@ -148,6 +148,11 @@ __device__ __forceinline__ void fence_barrier_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 }
 
+// One arrival (release semantics, CTA scope) by the calling thread.
+__device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
 // One arrival (release semantics, CTA scope) by lane 0 of the warp alone, predicated inside the asm rather than behind
 // a branch: a branch on the lane splits the warp, and ptxas then keeps values computed after it (the stage index, the
 // wgmma descriptors) in vector registers, moving them to uniform ones before every wgmma.

@@ -16,6 +16,8 @@
 # forced too); defaults: contiguous +0.0% to +0.2% (the same SASS), ragged +0.1% to +0.5%. The prediction was wrong:
 # uniform or not, contiguous loses with dynamic tiles. Not taken. (That run's k-grouped sides drew different groups:
 # grouped_rows.py draws the contiguous rows first from the same generator. Each side now runs them alone.)
+# The patch since 33abf0a (session 94): alone in a cluster every reader lane arrives (no branch left there), so it
+# predicates only the cluster-of-2 arrival; compiled (NVRTC 13, sm_90a: ragged and contiguous 256 x 128 x2), not run.
 . "$(dirname "$0")/ab_headers.sh"
 ab_patch_vs_head benchmarks/experiments/uniform_queue_arrive.patch
 x=benchmarks/experiments/grouped_rows.py

@@ -5,6 +5,7 @@
 # same tiles, NOTES 138), less at K = 7168 (tiles 3.5x longer); ragged (dynamic tiles, untouched) level.
 # Compiled (NVRTC 13.5, sm_90a): the 256 x 128 producers' local-memory instructions 25 -> 45 (segment walk) and
 # 11 -> 12; the 128 x 160 kernel none.
+# Measured (NVIDIA H200, 2026-12-02, NOTES 141): contiguous +1.3% to +5.4%, ragged level; not taken.
 #   bash benchmarks/experiments/contiguous_ids_ahead.sh      one device call, ~7 min: side new's contiguous GPU tests,
 #                                                             then the rows, two rounds
 set -uo pipefail

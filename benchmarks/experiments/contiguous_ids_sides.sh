@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Why the next contiguous tile's ids prefetched into L1 cost 1.3-5.4% (NOTES 141): three sides against HEAD, one
-# build, two rounds, on contiguous_ids_ahead.sh's rows (ragged rows come along as the control).
+# build, two rounds, on the rows of session 95's 04_ (contiguous_ids_ahead.sh) (ragged rows come along as the control).
 #   prefetch  contiguous_ids_ahead.patch (as measured in 141)
 #   peek      contiguous_ids_peek.patch: the scheduler copy finds the next tile, nothing is loaded or prefetched
 #   regs      contiguous_ids_registers.patch: the next tile's ids loaded into registers, used at the switch

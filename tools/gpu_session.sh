@@ -186,7 +186,8 @@ case "$phase" in
     # Each tool first runs sanitizer_probe, which shows that the options in force catch a fault in a jdg_* kernel.
     # -v lists each case as it passes, so a run cut short by its time limit still says what it covered.
     # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
-    # JDG_SANITIZE_PROCS / _LIMIT: other process counts / time limits. JDG_SANITIZE_IDS: a file of test ids instead.
+    # JDG_SANITIZE_PROCS / _LIMIT: other process counts / time limits. JDG_SANITIZE_IDS: a file of test ids to run
+    # instead of the selection (e.g. the cases an earlier run left not passed).
     default_files="tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py"
     read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-$default_files}"
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
@@ -212,7 +213,6 @@ case "$phase" in
       esac
       sanitizer_probe "$tool"
       # The selected cases go round-robin over JDG_SANITIZE_PROCS sanitizer processes sharing the GPU.
-      # JDG_SANITIZE_IDS: a file of test ids to run instead (e.g. the cases an earlier run left not passed)
       if [ -n "${JDG_SANITIZE_IDS:-}" ]; then grep "::" "$JDG_SANITIZE_IDS" >"$OUT/$tool.ids"
       else python -I -m pytest "${mem_files[@]}" --collect-only -q -p no:cacheprovider -k "$sel" 2>/dev/null |
              grep "::" >"$OUT/$tool.ids"; fi

@@ -188,6 +188,9 @@ case "$phase" in
     # JDG_SANITIZE_FILES: other test files (with JDG_SANITIZE_K, e.g. "tests/test_transposed_cast.py" and "not bad").
     # JDG_SANITIZE_PROCS / _LIMIT: other process counts / time limits. JDG_SANITIZE_IDS: a file of test ids to run
     # instead of the selection (e.g. the cases an earlier run left not passed).
+    if [ -n "${JDG_SANITIZE_IDS:-}" ] && [ ! -f "$JDG_SANITIZE_IDS" ]; then
+      echo "JDG_SANITIZE_IDS=$JDG_SANITIZE_IDS: no such file"; exit 2
+    fi
     default_files="tests/test_gpu_dense.py tests/test_gpu_grouped.py tests/test_gpu_configs.py"
     read -r -a mem_files <<<"${JDG_SANITIZE_FILES:-$default_files}"
     mem="not configs or (bm256-x2 and (ragged or dense_per_row or masked_rows or contiguous)) or bm128-bn192-tma1"
@@ -213,9 +216,12 @@ case "$phase" in
       esac
       sanitizer_probe "$tool"
       # The selected cases go round-robin over JDG_SANITIZE_PROCS sanitizer processes sharing the GPU.
-      if [ -n "${JDG_SANITIZE_IDS:-}" ]; then grep "::" "$JDG_SANITIZE_IDS" >"$OUT/$tool.ids"
-      else python -I -m pytest "${mem_files[@]}" --collect-only -q -p no:cacheprovider -k "$sel" 2>/dev/null |
-             grep "::" >"$OUT/$tool.ids"; fi
+      if [ -n "${JDG_SANITIZE_IDS:-}" ]; then
+        grep "::" "$JDG_SANITIZE_IDS" >"$OUT/$tool.ids"
+      else
+        python -I -m pytest "${mem_files[@]}" --collect-only -q -p no:cacheprovider -k "$sel" 2>/dev/null |
+          grep "::" >"$OUT/$tool.ids"
+      fi
       [ -s "$OUT/$tool.ids" ] || { echo "$tool: no test ids collected"; continue; }
       rm -f "$OUT/$tool".ids_* "$OUT/$tool".log_*
       split -n "r/${JDG_SANITIZE_PROCS:-$procs}" -d "$OUT/$tool.ids" "$OUT/$tool.ids_"

@@ -490,9 +490,13 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
     throw std::invalid_argument("DG_TUNE_STAGES=1: a kernel needs at least 2 stages (0 or unset: as many as fit)");
   const int stage_limit = forced_stages > 0 ? std::min(forced_stages, kMaxStages) : kMaxStages;
   const int stage_cap = static_cast<int>(std::min<std::int64_t>(stage_limit, k_blocks + 1));
+  const int tile_id_rows = p.mode == kFp8GemmContiguous ? block_m : 0;
+  auto smem_bytes = [&](int stages, bool tma_store) {
+    return fp8_gemm_smem_bytes(block_m, block_n, stages, p.b_scale_per_row, tma_store, split_k, tile_id_rows);
+  };
   auto stages_fitting = [&](bool tma_store) {
     for (int s = stage_cap; s >= 1; --s)
-      if (fp8_gemm_smem_bytes(block_m, block_n, s, p.b_scale_per_row, tma_store, split_k) <= kMaxDynamicSmemBytes)
+      if (smem_bytes(s, tma_store) <= kMaxDynamicSmemBytes)
         return s;
     return 0;
   };
@@ -515,7 +519,7 @@ bool make_config(const Problem& p, int block_m, int block_n, std::int64_t m_bloc
   c.tiles = tiles;
   c.waves = waves;
   c.num_threads = fp8_gemm_num_threads(block_m);
-  c.smem_bytes = fp8_gemm_smem_bytes(block_m, block_n, stages, p.b_scale_per_row, tma_store, split_k);
+  c.smem_bytes = smem_bytes(stages, tma_store);
   return true;
 }
 

@@ -134,6 +134,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const TileQueue queue{partial_free_bar + 8, partial_free_bar + 8 + 8 * kTileSlots,
                         partial_free_bar + 8 + 16 * kTileSlots,
                         jdg_fp8_gemm_tile_counters[static_cast<unsigned int>(args.tile_queue) % kFp8GemmTileQueues]};
+  // Contiguous with static tiles: the next tile's expert ids (after the queue, see fp8_gemm_config.cuh).
+  const unsigned int tile_ids_bar = full_bars + kTileIdsBarOffset;
+  const TileIds tile_ids{tile_ids_bar, tile_ids_bar + 8, tile_ids_bar + 16};
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
   const int warpgroup = warp / 4;
@@ -155,6 +158,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       ptx::mbarrier_init(partial_free_bar, kExchangeFreeArrivals);
     }
     if constexpr (kDynamicTiles) queue.init();
+    if constexpr (kTileIdsWarp) tile_ids.init();
     ptx::fence_barrier_init();
   }
   // With a cluster, no CTA may multicast into the other's stages or arrive on its barriers before they exist.
@@ -179,16 +183,21 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
     // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
-    // issues every copy (TMA needs no more). With dynamic tiles a second warp takes the tiles from the counter; the
-    // rest of the warpgroup only donated its registers.
+    // issues every copy (TMA needs no more). A second warp takes the tiles from the counter (dynamic tiles) or loads
+    // their expert ids (contiguous, static tiles); the rest of the warpgroup only donated its registers.
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
       int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
+      int visit = 0;  // kTileIdsWarp: the CTA's tiles so far
       for (int t = first_tile; scheduler.get(t, args, tile);
            t = kDynamicTiles ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
         int ids[kIdSlots] = {};
-        if constexpr (kContiguous) load_tile_experts(args, tile, lane, ids);
+        if constexpr (kTileIdsWarp) {
+          tile_ids.read(visit++, lane, ids);
+        } else if constexpr (kContiguous) {
+          load_tile_experts(args, tile, lane, ids);
+        }
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
           with_k_range(tile, [&](const Tile& tile) {  // shadows the scheduler's tile (see with_k_range)
@@ -257,6 +266,14 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       // the same indices with the same scheduler (the last one published is past the last tile, ending their walks).
       for (int i = 0, t = first_tile; scheduler.get(t, args, tile); ++i) t = queue.publish(i, tile_step);
       if (lane == 0) queue.finish(gridDim.x / kTileCtas);
+    } else if (kTileIdsWarp && warp == 4 * kNumMathWarpgroups + 1) {
+      // The tile ids' warp (TileIds): the CTA's tiles in the readers' order, each one's ids a tile ahead of them.
+      int visit = 0;
+      for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
+        int ids[kIdSlots];
+        load_tile_experts(args, tile, lane, ids);
+        tile_ids.publish(visit++, ids, lane);
+      }
     }
   } else {
     // ======================================== consumers ========================================
@@ -478,6 +495,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     unsigned int phase = 0;
     unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
     int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
+    int visit = 0;  // kTileIdsWarp: the CTA's tiles so far
     for (int t = first_tile; scheduler.get(t, args, tile);
          t = kDynamicTiles ? queue.read(taken++, false, lane) : t + tile_step) {
       const int n0 = tile.n_block * kBlockN;
@@ -489,7 +507,17 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
       int ids[kIdSlots] = {};            // contiguous: the tile's expert ids (as next_expert wants them)
       int id0[kWaves] = {}, id1[kWaves] = {};  // contiguous: the experts of this thread's two rows per wave
-      if constexpr (kContiguous) {
+      if constexpr (kTileIdsWarp) {
+        tile_ids.wait(visit++);
+#pragma unroll
+        for (int s = 0; s < kIdSlots; ++s) ids[s] = tile_ids.row(32 * s + lane);
+#pragma unroll
+        for (int v = 0; v < kWaves; ++v) {
+          id0[v] = tile_ids.row(wave_row0[v]);
+          id1[v] = tile_ids.row(wave_row0[v] + 8);
+        }
+        tile_ids.release();
+      } else if constexpr (kContiguous) {
         load_tile_experts(args, tile, lane, ids);
 #pragma unroll
         for (int v = 0; v < kWaves; ++v) {

@@ -271,19 +271,26 @@ constexpr int fp8_gemm_split_k_partial_bytes(int block_m, int block_n, int split
   return (split_k - 1) * block_m * block_n * 4;
 }
 
+// The barrier area: stages x full + stages x empty + 2 split-K mbarriers (8 bytes each); in its padding the tile
+// queue's barriers and slots (JDG_DYNAMIC_TILES, at most 64 bytes with the next two), and for contiguous GEMMs
+// (tile_id_rows = BLOCK_M) the next tile's expert ids: two barriers and one int per row (TileIds).
+constexpr int fp8_gemm_barrier_area_bytes(int stages, int tile_id_rows) {
+  return fp8_gemm_align(2 * stages * 8 + 16 + (tile_id_rows > 0 ? 64 + 4 * tile_id_rows : 0), 1024);
+}
+
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B
 //   scales (per row only), the bf16 output tile (TMA store only: BLOCK_M x BLOCK_N x 2 bytes), the split-K partial
-//   tiles (fp8_gemm_split_k_partial_bytes), stages x full + stages x empty + 2 split-K mbarriers (8 bytes each),
-//   plus 1024 bytes of slack for aligning the base.
+//   tiles (fp8_gemm_split_k_partial_bytes), the barrier area (fp8_gemm_barrier_area_bytes), plus 1024 bytes of slack
+//   for aligning the base. tile_id_rows: BLOCK_M for contiguous GEMMs (their next tile's expert ids), else 0.
 constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row, bool tma_store,
-                                  int split_k = 1) {
+                                  int split_k, int tile_id_rows) {
   return fp8_gemm_align(stages * block_m * kFp8BlockK, 1024) + fp8_gemm_align(stages * block_n * kFp8BlockK, 1024) +
          fp8_gemm_align(stages * fp8_gemm_sa_stage_bytes(block_m), 1024) +
          fp8_gemm_align(stages * fp8_gemm_sb_stage_bytes(block_n, b_scale_per_row), 1024) +
          (tma_store ? fp8_gemm_align(block_m * block_n * 2, 1024) : 0) +
          fp8_gemm_align(fp8_gemm_split_k_partial_bytes(block_m, block_n, split_k), 1024) +
-         fp8_gemm_align(2 * stages * 8 + 16, 1024) + 1024;
+         fp8_gemm_barrier_area_bytes(stages, tile_id_rows) + 1024;
 }
 
 // Scale rows are padded to a multiple of 4 floats: TMA needs 16-byte row strides.

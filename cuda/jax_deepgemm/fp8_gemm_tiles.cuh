@@ -479,6 +479,47 @@ __device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const
   for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
 }
 
+// Contiguous with static tiles: the tile ids' warp (the producer warpgroup's second) walks the CTA's tiles as its
+// readers do (the producer warp and every consumer thread) and loads each tile's expert ids into shared memory while
+// they work on the tile before, so that no reader waits for a global load at the tile switch (the consumers' id loads
+// came after the epilogue and before the first wgmma: ~900 cycles of the tile switch, NOTES 137). One slot: the warp
+// stores tile i + 1's ids once every reader has copied tile i's into its registers, at tile i's start.
+//  - full completes on the warp's 32 lanes' arrivals, each after its own stores;
+//  - empty completes on every reader thread's arrival, each after its own loads (so that no store of the next tile
+//    overtakes a read, for compute-sanitizer's racecheck too: NOTES 140).
+struct TileIds {
+  unsigned int full, empty, rows;  // shared addresses: two barriers, BLOCK_M ints
+  static constexpr unsigned int kReaders = 32 + kNumMathThreads;
+
+  __device__ void init() const {
+    ptx::mbarrier_init(full, 32);
+    ptx::mbarrier_init(empty, kReaders);
+  }
+
+  // The ids' warp (every lane): tile i's ids (as load_tile_experts holds them) into the slot.
+  __device__ void publish(int i, const int (&ids)[kIdSlots], int lane) const {
+    ptx::mbarrier_wait_warp(empty, (i & 1) ^ 1u);  // a fresh barrier passes at once
+#pragma unroll
+    for (int s = 0; s < kIdSlots; ++s)
+      ptx::st_shared_b32(rows + 4 * (32 * s + lane), static_cast<unsigned int>(ids[s]));
+    ptx::mbarrier_arrive(full);
+  }
+
+  // A reader (every lane of its warp): waits for tile i's ids; then row(r) reads them, and release() ends this thread's
+  // reads of tile i.
+  __device__ void wait(int i) const { ptx::mbarrier_wait_warp(full, i & 1); }
+  __device__ int row(int r) const { return static_cast<int>(ptx::ld_shared_b32(rows + 4 * r)); }
+  __device__ void release() const { ptx::mbarrier_arrive(empty); }
+
+  // The producer warp: tile i's ids as load_tile_experts gives them.
+  __device__ void read(int i, int lane, int (&ids)[kIdSlots]) const {
+    wait(i);
+#pragma unroll
+    for (int s = 0; s < kIdSlots; ++s) ids[s] = row(32 * s + lane);
+    release();
+  }
+};
+
 // The smallest valid expert id of the tile greater than `prev`, or -1: the next pass. Warp-collective.
 __device__ __forceinline__ int next_expert(const int (&ids)[kIdSlots], int prev) {
   constexpr int kNone = 0x7FFFFFFF;

@@ -41,17 +41,20 @@ def align(x, a):
     return (x + a - 1) // a * a
 
 
-def smem_bytes(bm, bn, stages, row=0, tma_store=0, split_k=1):
+def smem_bytes(bm, bn, stages, row=0, tma_store=0, split_k=1, id_rows=0):
     boxes = bm // 128 if bm > 128 else 1  # A-scale boxes of bm / boxes + 4 floats
     sa, sb = boxes * align((bm // boxes + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
+    barrier_area = align(2 * stages * 8 + 16 + (64 + 4 * id_rows if id_rows else 0), 1024)
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
             align(stages * sb, 1024) + (align(bm * bn * 2, 1024) if tma_store else 0) +
-            align((split_k - 1) * bm * bn * 4, 1024) + align(2 * stages * 8 + 16, 1024) + 1024)
+            align((split_k - 1) * bm * bn * 4, 1024) + barrier_area + 1024)
 
 
-def max_stages(bm, bn, row=0, tma_store=0, split_k=1):
+# id_rows: BLOCK_M for contiguous kernels (their tile ids' slot); it changes no contiguous configuration's maximum
+# (128x128 B scales), so the callers below leave it out.
+def max_stages(bm, bn, row=0, tma_store=0, split_k=1, id_rows=0):
     s = 1
-    while smem_bytes(bm, bn, s + 1, row, tma_store, split_k) <= MAX_SMEM:
+    while smem_bytes(bm, bn, s + 1, row, tma_store, split_k, id_rows) <= MAX_SMEM:
         s += 1
     return s
 

@@ -46,7 +46,8 @@
 //                a pass whose other rows are all such takes them along unselected).
 //                The aligned layout (one id per 128-row block) costs one pass plus a warp reduction over the
 //                block's ids; a tile with only padding rows loads nothing and stores zeros; the worst case (ids
-//                changing on every row) is BLOCK_M passes, slow but correct.
+//                changing on every row) is BLOCK_M passes, slow but correct. With static tiles a warp of its own
+//                loads each tile's ids into shared memory a tile ahead of the readers (TileIds).
 //
 // Limits (tests/cuda/compile_check.py reports the register ones; benchmarks/NOTES.md measures the rest):
 //  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) at

@@ -267,13 +267,15 @@ def check_sass(cubin: bytes, spilled: bool, cfg: dict):
     # between them; nvcc 13 emits that interleave itself where there is another warpgroup to yield to (BLOCK_M >=
     # 128: 30-60% of the FFMAs carry the flag cleared; one consumer warpgroup, BLOCK_M = 64: none do). Check it still
     # does where the promotion is long (BLOCK_N >= 64: 32 or more FFMAs per K block) and not rescheduled around
-    # spills (the widest tiles, 256 x 192 and up, spill hundreds of bytes; there 76-80% are cleared). This checks
-    # ptxas's own output (compiled here, not through the JIT): the JIT's FFMA hint pass (ffi/sass_hints.h) then
-    # rewrites those flags along the same FFMA chains, one yield in DG_JIT_FFMA_YIELD_PERIOD (tests/test_sass_hints.py).
+    # spills (the widest tiles, 256 x 192 and up, spill hundreds of bytes; there 76-80% are cleared). Up to 80%
+    # passes: since the contiguous tile ids (benchmarks/NOTES.md 142) ptxas clears 80% / 78% in the contiguous
+    # 128 x 160 / 176 kernels at 2 stages (69% / 43% before), with no spill. This checks ptxas's own output (compiled
+    # here, not through the JIT): the JIT's FFMA hint pass (ffi/sass_hints.h) then rewrites those flags along the same
+    # FFMA chains, one yield in DG_JIT_FFMA_YIELD_PERIOD (tests/test_sass_hints.py).
     yields = ffma_yield_flags(sass)
     if block_m >= 128 and block_n >= 64 and len(yields) >= 32 and not spilled:
         cleared = yields.count(0)
-        if not 0.25 <= cleared / len(yields) <= 0.75:
+        if not 0.25 <= cleared / len(yields) <= 0.80:
             ok = False
             msgs.append(f"FFMA yield flags not interleaved ({cleared} of {len(yields)} cleared)")
     store = widest_register_store(cfg)

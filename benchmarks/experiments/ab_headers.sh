@@ -40,6 +40,9 @@
 #   ab_run_side LABEL SIDE LIMIT SCRIPT [ARGS...] -- [VAR=VALUE...]   SCRIPT's timed lines (" us ") with SIDE's
 #                             headers and kernel cache and the DG_TUNE_* settings, prefixed "LABEL " (also in
 #                             $OUT/rows.txt), cut after LIMIT seconds
+#   ab_side_rounds ROUNDS LIMIT SCRIPT [ARGS...]   ab_run_side over AB_SIDES, ROUNDS times, labels "side rR"
+#   ab_pack                   the end time into machine.txt; $OUT's *.log and *.diff into logs.tgz (the device
+#                             returns 8 files), whichever of them exist
 # The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
 ab_setup() {
   OUT="${OUT:-./gpu-out}"; mkdir -p "$OUT"
@@ -91,6 +94,19 @@ ab_run_side() {
   ab_use "$side"
   env "$@" DG_JIT_CACHE_DIR="/tmp/ab_cache_$side" timeout -k 5 "$limit" python "${args[@]}" 2>&1 |
     grep -E " us |rror" | sed "s/^/$label /" | tee -a "$OUT/rows.txt"
+}
+ab_side_rounds() {  # rounds, time limit, script, its arguments
+  local rounds=$1 limit=$2 round side; shift 2
+  for round in $(seq "$rounds"); do for side in ${AB_SIDES:-new old}; do
+    ab_run_side "$side r$round" "$side" "$limit" "$@"
+  done; done
+}
+ab_pack() {
+  date -u >>"$OUT/machine.txt"
+  local files; files=$(cd "$OUT" && ls ./*.log ./*.diff 2>/dev/null)
+  # shellcheck disable=SC2086  # file names without spaces (ours)
+  [ -n "$files" ] && (cd "$OUT" && tar czf logs.tgz $files && rm -f $files)
+  return 0
 }
 ab_rows() {  # rounds, "1" to tag lines with the round (or ""), time limit, script, its arguments
   local rounds=$1 tag=$2 limit=$3 script=$4 sides=${AB_SIDES:-new old}; shift 4

@@ -15,11 +15,7 @@ for side in prefetch:ahead peek:peek regs:registers; do
   ab_side "${side%%:*}" "benchmarks/experiments/contiguous_ids_${side#*:}.patch" || exit 1
 done
 shapes=(contiguous contiguous=16,1024,4096,2048 contiguous=32,512,7168,2048 contiguous=8,2048,4096,7168)
-for round in 1 2; do
-  for side in prefetch peek regs old; do
-    ab_run_side "$side r$round" $side 100 benchmarks/experiments/grouped_rows.py "${shapes[@]}"
-  done
-done
-ab_use old; date -u >>"$OUT/machine.txt"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.diff && rm -f ./*.log ./*.diff)
+AB_SIDES="prefetch peek regs old" ab_side_rounds 2 100 benchmarks/experiments/grouped_rows.py "${shapes[@]}"
+ab_use old
+ab_pack
 echo "done in $((SECONDS - start)) s"

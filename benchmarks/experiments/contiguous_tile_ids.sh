@@ -6,18 +6,14 @@
 # the control, then the contiguous GPU cases of the grouped and configs files with the ids' warp.
 # Predicted: contiguous -1% to -2% at K = 7168 (256 x 128, segment walk; static ragged on the same tiles was 1-1.7%
 # ahead, NOTES 138), -2% to -4% at K = 2048 (shorter tiles: the switch weighs more); ragged level.
-#   bash benchmarks/experiments/contiguous_tile_ids.sh      one device call, ~8 min
+#   bash benchmarks/experiments/contiguous_tile_ids.sh      one device call, ~6 min
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_patched benchmarks/experiments/contiguous_tile_ids.patch
 ab_reversed benchmarks/experiments/contiguous_tile_ids.patch
 shapes=(contiguous contiguous=16,1024,4096,2048 contiguous=32,512,7168,2048 contiguous=8,2048,4096,7168)
-for round in 1 2; do
-  for side in new old; do
-    ab_run_side "$side r$round" $side 100 benchmarks/experiments/grouped_rows.py "${shapes[@]}"
-  done
-done
+ab_side_rounds 2 100 benchmarks/experiments/grouped_rows.py "${shapes[@]}"
 ab_side_tests new contiguous 14 "${JDG_IDS_TEST_LIMIT:-220}" tests/test_gpu_grouped.py tests/test_gpu_configs.py
-ab_use new; date -u >>"$OUT/machine.txt"
-(cd "$OUT" && tar czf logs.tgz ./*.log ./*.diff && rm -f ./*.log ./*.diff)
+ab_use new
+ab_pack
 echo "done in $((SECONDS - start)) s"

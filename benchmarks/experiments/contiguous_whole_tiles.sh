@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Contiguous tiles published whole (contiguous_whole_tiles.patch): the tile ids' warp, now the producer warpgroup's
-# third, is the only one that walks the tiles (and, with dynamic tiles, the only reader of the tile queue); it
+# third, is the only one that walks the tiles (with dynamic tiles taking each index itself, without a queue warp); it
 # publishes each tile's variable fields with its expert ids, and the producer warp and the consumers take them from
 # shared memory instead of running the scheduler (the segment walk's key loads) themselves (NOTES 142, 143).
 # The patch goes on the device copy before the build; side old is the headers as sent. Compiled with NVRTC 13.5: the
-# other modes' kernels are HEAD's exact SASS; contiguous static and dynamic kernels both R2UR 36-37 (HEAD static 30,
-# 142's dynamic patch 133), 2 LDL/STL (HEAD 33), the first K loop 421 instructions against 420.
+# other modes' kernels are HEAD's exact SASS; contiguous static and dynamic kernels R2UR 36 / 37 (HEAD 30 / 31,
+# 142's dynamic patch 133), 2 LDL/STL (HEAD 33 / 20), the first K loop 421 instructions (HEAD 420 / 421).
 # Predicted against old (static): new static -0.3% to -1% (no scheduler on the readers' path), new with dynamic tiles
 # (dyn) -1% to -3% (ragged's gain from dynamic tiles, NOTES 138); ragged level on every side (the control).
 #   bash benchmarks/experiments/contiguous_whole_tiles.sh rows    two rounds of the sides' rows (~5 min)

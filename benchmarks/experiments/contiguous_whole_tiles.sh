@@ -11,6 +11,8 @@
 #   bash benchmarks/experiments/contiguous_whole_tiles.sh rows    two rounds of the sides' rows (~5 min)
 #   bash benchmarks/experiments/contiguous_whole_tiles.sh tests   side new's contiguous GPU cases, static (14
 #                                                                  processes of 220 s) then dynamic (~6 min)
+#   bash benchmarks/experiments/contiguous_whole_tiles.sh sanitize   racecheck and memcheck of side new's contiguous
+#                                                                  cases (session 97's 40) and its dynamic ones (~5 min)
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_patched benchmarks/experiments/contiguous_whole_tiles.patch
@@ -33,6 +35,12 @@ case "${1:-rows}" in
     DG_TUNE_DYNAMIC_TILES=1 DG_TUNE_TAIL_SPLIT=0 AB_TESTS_NAME=dyn ab_side_tests new contiguous 8 120 \
       tests/test_gpu_grouped.py
     AB_TESTS_NAME=dyn_configs ab_side_tests new dynamic 6 120 tests/test_gpu_configs.py
+    ;;
+  sanitize)
+    # (tools/gpu_session.sh builds the tree as it is: side new's headers, in cuda/ now)
+    forced="bm256-x1 or bm256-x2 or bm128-x2 or bm64-x1-pipe-paired or dynamic"
+    JDG_SANITIZE_K="contiguous and (not configs or $forced)" JDG_SANITIZE_LIMIT=130 \
+      bash tools/gpu_session.sh sanitize racecheck memcheck
     ;;
 esac
 ab_use new

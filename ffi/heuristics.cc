@@ -219,16 +219,19 @@
 //    2048 per group) and -0.8% to +1.3% on the others, while FP32 out with C ran 0.5-8.7% faster in clusters; against
 //    the picks before (one build per side, two rounds), seven shapes with the TMA store (K = 512 to 2048 per group)
 //    -0.1% to -3.2%.
-// 18. Ragged and k-grouped GEMMs take their tiles past the first round from a device counter (JDG_DYNAMIC_TILES:
-//    each cluster the next tile when it is free, not every grid-th one), so that clusters that drew cheap tiles (a
-//    group's last M block, a short K segment) or ran ahead take more. Measured on an H200 (benchmarks/NOTES.md 134,
-//    one build, two rounds), against the static order: ragged MoE shapes -1.9% to -4.5% (aligned groups too), the
-//    table's ragged rows -1.4% to -3.2%, its k-grouped rows -1.3% to -6.9%, the MoE training step's kernels -173 us
-//    (-3.2%); as committed (the leader's own slot by st.async), again (NOTES 135): -1.4% to -3.8%, -1.3% to -7.1%,
-//    the step -195 us (-3.5%). Forced elsewhere: contiguous rows +0.1% to +2.0% (on moe_models.py's layers -7.6% to
-//    +4.4%, with no rule found in tile, K or groups: NOTES 136), masked -0.5% to +5.3% (their reader
-//    warps do not stay warp-uniform in ptxas's view, NOTES 134; with masked's group walk bounded as ragged's, uniform,
-//    -1.9% to +7.1%, NOTES 135), dense -0.2% / +2.7%; those keep the static order.
+// 18. Contiguous, ragged and k-grouped GEMMs take their tiles past the first round from a device counter
+//    (JDG_DYNAMIC_TILES: each cluster the next tile when it is free, not every grid-th one), so that clusters that drew
+//    cheap tiles (a group's last M block, a short K segment) or ran ahead take more. Measured on an H200
+//    (benchmarks/NOTES.md 134, one build, two rounds), against the static order: ragged MoE shapes -1.9% to -4.5%
+//    (aligned groups too), the table's ragged rows -1.4% to -3.2%, its k-grouped rows -1.3% to -6.9%, the MoE training
+//    step's kernels -173 us (-3.2%); as committed (the leader's own slot by st.async), again (NOTES 135): -1.4% to
+//    -3.8%, -1.3% to -7.1%, the step -195 us (-3.5%). Contiguous GEMMs too since their tiles are published whole by the
+//    tile ids' warp, which takes each index itself (no queue warp, NOTES 144): against the static order before, the
+//    table's contiguous rows and three more shapes -0.6% to -3.7% (one build, two rounds; the static order with whole
+//    tiles -1.3% to +2.8%), moe_models.py's contiguous layers against whole tiles in the static order geomean -1.4%
+//    (-4.8% to +2.9%, 20 layer draws). Forced elsewhere: masked -0.5% to +5.3% (their reader warps do not stay
+//    warp-uniform in ptxas's view, NOTES 134; with masked's group walk bounded as ragged's, uniform, -1.9% to +7.1%,
+//    NOTES 135), dense -0.2% / +2.7%; those keep the static order.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -357,8 +360,9 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 && !c.segments &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const std::optional<bool> dynamic = env::tune_dynamic_tiles();
-  c.dynamic_tiles = dynamic.value_or(mode == kFp8GemmRagged || mode == kFp8GemmKGrouped) && c.split_k == 1 &&
-                    !c.tail_split;  // step 18
+  c.dynamic_tiles =
+      dynamic.value_or(mode == kFp8GemmRagged || mode == kFp8GemmContiguous || mode == kFp8GemmKGrouped) &&
+      c.split_k == 1 && !c.tail_split;  // step 18
   const int ctas = fp8_gemm_cluster_ctas(c.cluster, c.split_k, c.tail_split);  // per cluster
   const std::int64_t whole_clusters = ceil_div(bound * c.split_k * (c.tail_split ? 2 : 1), ctas) * ctas;
   c.grid = static_cast<int>(std::min<std::int64_t>(num_sms / ctas * ctas, whole_clusters));

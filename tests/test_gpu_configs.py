@@ -591,12 +591,14 @@ def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
 
 
 # -------------------------------------------------------------------------------------------------- dynamic tiles
-# DG_TUNE_DYNAMIC_TILES=1 (the default for ragged and k-grouped GEMMs, forced here on every mode; benchmarks/NOTES.md
-# 134): past the first round each cluster takes the next tile from its call site's counter, which the last cluster
-# to finish resets. With an SM cap of 8 most tiles are handed out that way: every mode with and without clusters (the
-# queue warp hands the index on by st.async in a cluster of 2, by a plain store alone), the ragged and masked walks over
-# hostile sizes, each program run three times in a row (the counter must start from zero at every launch), and launches
-# inside lax.scan (a command buffer replays them).
+# DG_TUNE_DYNAMIC_TILES=1 (the default for contiguous, ragged and k-grouped GEMMs, forced here on every mode;
+# benchmarks/NOTES.md 134, 144): past the first round each cluster takes the next tile from its call site's counter,
+# which the last cluster to finish resets. With an SM cap of 8 most tiles are handed out that way: every mode with and
+# without clusters (the queue warp, or in contiguous GEMMs CTA 0's tile ids' warp, hands the index on by st.async in a
+# cluster of 2, by a plain store alone), the ragged and masked walks over hostile sizes, each program run three times
+# in a row (the counter must start from zero at every launch), and launches inside lax.scan (a command buffer replays
+# them). DG_TUNE_DYNAMIC_TILES=0 keeps the static order's contiguous kernels (the tile ids' warp walking the CTA's own
+# tiles) tested too.
 
 @pytest.fixture(params=[1, 2], ids=lambda c: f"x{c}")
 def dynamic_tiles(request, monkeypatch, restore_num_sms):
@@ -624,6 +626,16 @@ def test_dynamic_tiles(dynamic_tiles, capfd, kind):
             case()
     for line, fields in _configs(capfd, kind):
         assert fields["dynamic_tiles"] == 1, line
+
+
+@pytest.mark.parametrize("cluster", [1, 2], ids=lambda c: f"x{c}")
+def test_static_tiles_contiguous(monkeypatch, restore_num_sms, capfd, cluster):
+    dg.set_num_sms(8)
+    with _forced(monkeypatch, DG_TUNE_DYNAMIC_TILES=0, DG_TUNE_CLUSTER=cluster):
+        grouped.test_contiguous("ids_change_inside_blocks")
+        grouped.test_contiguous("garbage_32bit")
+    for line, fields in _configs(capfd, "m_grouped_contiguous"):
+        assert fields["dynamic_tiles"] == 0, line
 
 
 def test_dynamic_tiles_inside_scan(dynamic_tiles, capfd):

@@ -817,25 +817,31 @@ def test_tune_c_prefetch(monkeypatch):
 
 
 def test_tune_dynamic_tiles(monkeypatch):
-    """Step 18: ragged and k-grouped GEMMs hand out their tiles from a device counter; contiguous, masked and dense
+    """Step 18: contiguous, ragged and k-grouped GEMMs hand out their tiles from a device counter; masked and dense
     ones keep the static order; never with the tail split or split K; DG_TUNE_DYNAMIC_TILES=1 / 0 forces it where it
     can run / turns it off."""
     wgrad = {"b_scale_per_row": True, "out_f32": True, "c_kind": 2}
     assert _grouped("ragged", 16384, 4096, 7168, 16)["dynamic_tiles"]
     assert _grouped("ragged", 32 * 128, 4096, 7168, 32)["dynamic_tiles"]  # 128-row tiles, no clusters
     assert _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **wgrad)["dynamic_tiles"]
-    assert not _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["dynamic_tiles"]
+    assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["dynamic_tiles"]  # 256-row tiles walking segments
+    assert _grouped("contiguous", 32 * 512, 7168, 2048, 32)["dynamic_tiles"]
     assert not _grouped("masked", 1024, 4096, 7168, 4, expected_m=1024)["dynamic_tiles"]
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["dynamic_tiles"]
     monkeypatch.setenv("DG_TUNE_DYNAMIC_TILES", "1")
-    assert _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["dynamic_tiles"]
+    assert _grouped("masked", 1024, 4096, 2048, 4, expected_m=1024)["dynamic_tiles"]  # (no tail split at K = 2048)
     assert _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["dynamic_tiles"]
     c = _C.select_fp8_gemm_config(64, 2112, 7168, 132)  # split K: no counter
     assert c["split_k"] > 1 and not c["dynamic_tiles"], c
     c = _grouped("masked", 4096, 4096, 7168, 1, expected_m=1228)  # the tail split (step 10): no counter
     assert c["tail_split"] and not c["dynamic_tiles"], c
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")  # forced on contiguous GEMMs too: no counter there either
+    c = _grouped("contiguous", 4 * 2048, 4096, 2048, 4)
+    assert c["tail_split"] and not c["dynamic_tiles"], c
+    monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
     monkeypatch.setenv("DG_TUNE_DYNAMIC_TILES", "0")
     assert not _grouped("ragged", 16384, 4096, 7168, 16)["dynamic_tiles"]
+    assert not _grouped("contiguous", 4 * 8192, 4096, 7168, 4)["dynamic_tiles"]
     assert not _grouped("k_grouped", 4096, 7168, 4 * 8192, 4, **wgrad)["dynamic_tiles"]
 
 

@@ -9,8 +9,9 @@
 # Predicted against old (static): new static -0.3% to -1% (no scheduler on the readers' path), new with dynamic tiles
 # (dyn) -1% to -3% (ragged's gain from dynamic tiles, NOTES 138); ragged level on every side (the control).
 #   bash benchmarks/experiments/contiguous_whole_tiles.sh rows    two rounds of the sides' rows (~5 min)
-#   bash benchmarks/experiments/contiguous_whole_tiles.sh tests   side new's contiguous GPU cases, static (14
-#                                                                  processes of 220 s) then dynamic (~8 min)
+#   bash benchmarks/experiments/contiguous_whole_tiles.sh tests   side new's contiguous GPU cases as the heuristics
+#                                                                  pick (14 processes of 220 s), then static and the
+#                                                                  dynamic-tile cases (~8 min)
 #   bash benchmarks/experiments/contiguous_whole_tiles.sh sanitize   racecheck and memcheck of side new's contiguous
 #                                                                  cases (session 97's 40) and its dynamic ones (~7 min)
 set -uo pipefail
@@ -29,11 +30,11 @@ case "${1:-rows}" in
     done
     ;;
   tests)
+    # Contiguous GEMMs take dynamic tiles by default since the patch landed (heuristics.cc step 18, NOTES 144): the
+    # grouped and configs files' contiguous cases as the heuristics pick (14 processes of 220 s), the grouped file's
+    # with the static order forced, and the configs' dynamic-tile cases (every mode, alone and in clusters of 2)
     ab_side_tests new contiguous 14 "${JDG_WHOLE_TEST_LIMIT:-220}" tests/test_gpu_grouped.py tests/test_gpu_configs.py
-    # Dynamic tiles forced: the grouped file's contiguous cases, and the configs' dynamic-tile cases (contiguous among
-    # them, alone and in clusters of 2)
-    DG_TUNE_DYNAMIC_TILES=1 DG_TUNE_TAIL_SPLIT=0 AB_TESTS_NAME=dyn ab_side_tests new contiguous 8 120 \
-      tests/test_gpu_grouped.py
+    DG_TUNE_DYNAMIC_TILES=0 AB_TESTS_NAME=static ab_side_tests new contiguous 8 120 tests/test_gpu_grouped.py
     AB_TESTS_NAME=dyn_configs ab_side_tests new dynamic 6 120 tests/test_gpu_configs.py
     ;;
   sanitize)

@@ -20,8 +20,8 @@
 // they take the same tile, each a run of its K blocks, and the others' FP32 partial tiles are summed in CTA 0's
 // shared memory before its epilogue (split_k_exchange).
 // Tile order: cluster c takes tile c, then every grid-th tile after it (a static round robin), or with
-// JDG_DYNAMIC_TILES (ragged and k-grouped by default, heuristics.cc step 18) the next tile of the order whenever it is
-// free, from a device counter a warp of its own reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
+// JDG_DYNAMIC_TILES (contiguous, ragged and k-grouped by default, heuristics.cc step 18) the next tile of the order
+// whenever it is free, from a device counter a warp of its own reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler in fp8_gemm_tiles.cuh) that the
@@ -46,8 +46,8 @@
 //                a pass whose other rows are all such takes them along unselected).
 //                The aligned layout (one id per 128-row block) costs one pass plus a warp reduction over the
 //                block's ids; a tile with only padding rows loads nothing and stores zeros; the worst case (ids
-//                changing on every row) is BLOCK_M passes, slow but correct. With static tiles a warp of its own
-//                loads each tile's ids into shared memory a tile ahead of the readers (TileIds).
+//                changing on every row) is BLOCK_M passes, slow but correct. A warp of its own walks the tiles
+//                and publishes each one with its ids in shared memory a tile ahead of the readers (TileIds).
 //
 // Limits (tests/cuda/compile_check.py reports the register ones; benchmarks/NOTES.md measures the rest):
 //  * registers: a consumer thread holds (1 + waves) x BLOCK_N/2 floats, so BLOCK_N >= 224 (128x128 B scales) at
@@ -135,9 +135,9 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const TileQueue queue{partial_free_bar + 8, partial_free_bar + 8 + 8 * kTileSlots,
                         partial_free_bar + 8 + 16 * kTileSlots,
                         jdg_fp8_gemm_tile_counters[static_cast<unsigned int>(args.tile_queue) % kFp8GemmTileQueues]};
-  // Contiguous with static tiles: the next tile's expert ids (after the queue, see fp8_gemm_config.cuh).
+  // Contiguous: the next tile and its expert ids (after the queue, see fp8_gemm_config.cuh).
   const unsigned int tile_ids_bar = full_bars + kTileIdsBarOffset;
-  const TileIds tile_ids{tile_ids_bar, tile_ids_bar + 8, tile_ids_bar + 16};
+  const TileIds tile_ids{tile_ids_bar, tile_ids_bar + 8, tile_ids_bar + 16, tile_ids_bar + 16 + 4 * kTileIdWords};
 
   const int warp = ptx::shfl0(static_cast<int>(threadIdx.x) / 32);  // warp-uniform by construction
   const int warpgroup = warp / 4;
@@ -184,21 +184,18 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
     // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
-    // issues every copy (TMA needs no more). A second warp takes the tiles from the counter (dynamic tiles) or loads
-    // their expert ids (contiguous, static tiles); the rest of the warpgroup only donated its registers.
+    // issues every copy (TMA needs no more). With dynamic tiles a second warp takes the tiles from the counter; in
+    // contiguous GEMMs a third one publishes the tiles with their expert ids; the rest of the warpgroup only donated
+    // its registers.
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
       int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
-      int visit = 0;  // kTileIdsWarp: the CTA's tiles so far
-      for (int t = first_tile; scheduler.get(t, args, tile);
-           t = kDynamicTiles ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
+      // (Contiguous tiles come from the tile ids' warp, the others from the scheduler at static or queued indices.)
+      for (int t = first_tile, visit = 0; kTileIdsWarp ? tile_ids.take(visit, tile) : scheduler.get(t, args, tile);
+           ++visit, t = kDynamicTiles && !kTileIdsWarp ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
         int ids[kIdSlots] = {};
-        if constexpr (kTileIdsWarp) {
-          tile_ids.read(visit++, lane, ids);
-        } else if constexpr (kContiguous) {
-          load_tile_experts(args, tile, lane, ids);
-        }
+        if constexpr (kTileIdsWarp) tile_ids.read(lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
           with_k_range(tile, [&](const Tile& tile) {  // shadows the scheduler's tile (see with_k_range)
@@ -262,19 +259,27 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           });
         }
       }
-    } else if (kDynamicTiles && cluster_rank == 0 && warp == 4 * kNumMathWarpgroups + 1) {
+    } else if (kDynamicTiles && !kTileIdsWarp && cluster_rank == 0 && warp == 4 * kNumMathWarpgroups + 1) {
       // The tile queue's warp (TileQueue): the cluster's tile i + 1 for every tile i that exists, the readers walking
       // the same indices with the same scheduler (the last one published is past the last tile, ending their walks).
       for (int i = 0, t = first_tile; scheduler.get(t, args, tile); ++i) t = queue.publish(i, tile_step);
       if (lane == 0) queue.finish(gridDim.x / kTileCtas);
-    } else if (kTileIdsWarp && warp == 4 * kNumMathWarpgroups + 1) {
-      // The tile ids' warp (TileIds): the CTA's tiles in the readers' order, each one's ids a tile ahead of them.
-      int visit = 0;
-      for (int t = first_tile; scheduler.get(t, args, tile); t += tile_step) {
-        int ids[kIdSlots];
-        load_tile_experts(args, tile, lane, ids);
-        tile_ids.publish(visit++, ids, lane);
+    } else if (kTileIdsWarp && warp == 4 * kNumMathWarpgroups + 2) {
+      // The tile ids' warp (TileIds): the CTA's tiles, each with its ids a tile ahead of the readers, then the end
+      // mark. With dynamic tiles it takes each index once the slot is free (see TileQueue): CTA 0's from the counter,
+      // CTA 1's from it.
+      int ids[kIdSlots] = {};
+      for (int visit = 0, t = first_tile;; ++visit) {
+        tile_ids.wait_free(visit);
+        if (kDynamicTiles && visit > 0)
+          t = cluster_rank == 0 ? queue.publish(visit - 1, tile_step) : queue.read(visit - 1, true, lane);
+        const bool is_tile = scheduler.get(t, args, tile);
+        if (is_tile) load_tile_experts(args, tile, lane, ids);
+        tile_ids.publish(is_tile, tile, ids, lane);
+        if (!is_tile) break;
+        if constexpr (!kDynamicTiles) t += tile_step;
       }
+      if (kDynamicTiles && cluster_rank == 0 && lane == 0) queue.finish(gridDim.x / kTileCtas);
     }
   } else {
     // ======================================== consumers ========================================
@@ -496,9 +501,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     unsigned int phase = 0;
     unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
     int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
-    int visit = 0;  // kTileIdsWarp: the CTA's tiles so far
-    for (int t = first_tile; scheduler.get(t, args, tile);
-         t = kDynamicTiles ? queue.read(taken++, false, lane) : t + tile_step) {
+    for (int t = first_tile, visit = 0; kTileIdsWarp ? tile_ids.take(visit, tile) : scheduler.get(t, args, tile);
+         ++visit, t = kDynamicTiles && !kTileIdsWarp ? queue.read(taken++, false, lane) : t + tile_step) {
       const int n0 = tile.n_block * kBlockN;
 
 #pragma unroll
@@ -509,7 +513,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       int ids[kIdSlots] = {};            // contiguous: the tile's expert ids (as next_expert wants them)
       int id0[kWaves] = {}, id1[kWaves] = {};  // contiguous: the experts of this thread's two rows per wave
       if constexpr (kTileIdsWarp) {
-        tile_ids.wait(visit++);
 #pragma unroll
         for (int s = 0; s < kIdSlots; ++s) ids[s] = tile_ids.row(32 * s + lane);
 #pragma unroll
@@ -518,13 +521,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           id1[v] = tile_ids.row(wave_row0[v] + 8);
         }
         tile_ids.release();
-      } else if constexpr (kContiguous) {
-        load_tile_experts(args, tile, lane, ids);
-#pragma unroll
-        for (int v = 0; v < kWaves; ++v) {
-          id0[v] = row_expert(args, tile, wave_row0[v]);
-          id1[v] = row_expert(args, tile, wave_row0[v] + 8);
-        }
       }
 
       for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {

@@ -272,17 +272,17 @@ constexpr int fp8_gemm_split_k_partial_bytes(int block_m, int block_n, int split
 }
 
 // The barrier area: stages x full + stages x empty + 2 split-K mbarriers (8 bytes each); in its padding the tile
-// queue's barriers and slots (JDG_DYNAMIC_TILES, at most 64 bytes with the next two), and for contiguous GEMMs
-// (tile_id_rows = BLOCK_M) the next tile's expert ids: two barriers and one int per row (TileIds).
+// queue's barriers and slots (JDG_DYNAMIC_TILES), and for contiguous GEMMs (tile_id_rows = BLOCK_M) the next tile
+// and its expert ids: two barriers, the tile's words and one int per row (TileIds); 128 bytes hold all but the ids.
 constexpr int fp8_gemm_barrier_area_bytes(int stages, int tile_id_rows) {
-  return fp8_gemm_align(2 * stages * 8 + 16 + (tile_id_rows > 0 ? 64 + 4 * tile_id_rows : 0), 1024);
+  return fp8_gemm_align(2 * stages * 8 + 16 + (tile_id_rows > 0 ? 128 + 4 * tile_id_rows : 0), 1024);
 }
 
 // Dynamic shared memory of one CTA; the kernel carves it in this order, every part 1024-byte aligned:
 //   stages x A tile (BLOCK_M x 128 bytes), stages x B tile (BLOCK_N x 128 bytes), stages x A scales, stages x B
 //   scales (per row only), the bf16 output tile (TMA store only: BLOCK_M x BLOCK_N x 2 bytes), the split-K partial
 //   tiles (fp8_gemm_split_k_partial_bytes), the barrier area (fp8_gemm_barrier_area_bytes), plus 1024 bytes of slack
-//   for aligning the base. tile_id_rows: BLOCK_M for contiguous GEMMs (their next tile's expert ids), else 0.
+//   for aligning the base. tile_id_rows: BLOCK_M for contiguous GEMMs (their next tile and its expert ids), else 0.
 constexpr int fp8_gemm_smem_bytes(int block_m, int block_n, int stages, bool b_scale_per_row, bool tma_store,
                                   int split_k, int tile_id_rows) {
   return fp8_gemm_align(stages * block_m * kFp8BlockK, 1024) + fp8_gemm_align(stages * block_n * kFp8BlockK, 1024) +

@@ -48,6 +48,21 @@ __device__ __forceinline__ void with_k_range(const Tile& tile, Body&& body) {
   }
 }
 
+// The tile's K blocks: split K's part-th run, a tail split's half (tile.part >= 0), or all of them (compile-time
+// constants there, which the K loops' code depends on: see with_k_range).
+__device__ __forceinline__ void set_k_blocks(Tile& tile, int part) {
+  if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
+    tile.kb0 = part * kNumKBlocks / kSplitK;
+    tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
+  } else if (kTailSplit && tile.part >= 0) {  // (K > 128: both halves have K blocks)
+    tile.kb0 = tile.part * kNumKBlocks / 2;
+    tile.num_kb = (tile.part + 1) * kNumKBlocks / 2 - tile.kb0;
+  } else {
+    tile.kb0 = 0;
+    tile.num_kb = kNumKBlocks;
+  }
+}
+
 // ceil(rows / BLOCK_M) without forming rows + BLOCK_M - 1 (rows may be close to 2^31).
 __device__ __forceinline__ int m_blocks_of(int rows) { return rows / kBlockM + (rows % kBlockM != 0); }
 
@@ -80,13 +95,20 @@ __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 //    queue warp's arrival after its plain store.
 //  - empty[s], in the queue warp's CTA, completes once the cluster's readers read slot s: on one arrival per reader
 //    warp in clusters of 2, per reader lane alone.
+// Contiguous GEMMs (kTileIdsWarp) have no queue warp: each CTA's tile ids' warp walks the tiles a tile ahead of the
+// others, so it takes each index itself when it needs it (CTA 0's, by publish, handing it to CTA 1's in a cluster
+// of 2, which reads it and arms its full barrier): a queue warp would take the cluster's indices another tile ahead
+// of their start, and hold each cluster's tiles longer from the others.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
-  static constexpr unsigned int kReaderWarps = kTileCtas * (kNumMathThreads / 32 + 1);
+  // Contiguous: the peer CTA's tile ids' warp (its own takes the index); else per CTA the consumer warps and the
+  // producer warp.
+  static constexpr unsigned int kReaderWarps = kTileIdsWarp ? kTileCtas - 1 : kTileCtas * (kNumMathThreads / 32 + 1);
 
   __device__ void init() const {
-    for (int s = 0; s < kTileSlots; ++s) {
+    // (contiguous alone in its cluster: no slot, and no arrivals for its barriers to count)
+    for (int s = 0; kReaderWarps > 0 && s < kTileSlots; ++s) {
       ptx::mbarrier_init(full + 8 * s, 1);
       ptx::mbarrier_init(empty + 8 * s, kTileCtas == 2 ? kReaderWarps : 32 * kReaderWarps);
     }
@@ -97,13 +119,17 @@ struct TileQueue {
   // the lane id), so that ptxas sees the queue warp's tile walk warp-uniform.
   __device__ int publish(int i, int first_index) const {
     const int s = i % kTileSlots;
-    ptx::mbarrier_wait_warp(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
+    if constexpr (kReaderWarps > 0)
+      ptx::mbarrier_wait_warp(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
     unsigned int t = 0;
     if (ptx::elect_one_sync()) {
       // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every
       // tile (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
       t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
-      if constexpr (kTileCtas == 2) {
+      if constexpr (kTileIdsWarp) {  // the caller is its CTA's reader: the slot is the peer's (if any) only
+        if constexpr (kTileCtas == 2)
+          ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
+      } else if constexpr (kTileCtas == 2) {
         // Its own CTA's slot by st.async too (a transaction on its own full barrier, which its arrival expects), not
         // a plain store: racecheck did not take the barrier's phase as ordering a plain store before the readers'
         // loads next to the peer's st.async (benchmarks/NOTES.md 134).
@@ -419,16 +445,7 @@ struct TileScheduler {
         t = split_from + slot / 2;
       }
     }
-    if constexpr (kSplitK > 1) {  // the part-th of kSplitK near-equal runs of the K blocks
-      tile.kb0 = part * kNumKBlocks / kSplitK;
-      tile.num_kb = (part + 1) * kNumKBlocks / kSplitK - tile.kb0;
-    } else if (kTailSplit && tile.part >= 0) {  // (K > 128: both halves have K blocks)
-      tile.kb0 = tile.part * kNumKBlocks / 2;
-      tile.num_kb = (tile.part + 1) * kNumKBlocks / 2 - tile.kb0;
-    } else {
-      tile.kb0 = 0;
-      tile.num_kb = kNumKBlocks;
-    }
+    set_k_blocks(tile, part);
     int num_m_blocks, local = t, base_row = 0;
     if constexpr (kWalksGroups || kContiguousSegments) {
       if (!(kWalksGroups ? seek_group(t, args) : seek_segment(t, args))) return false;
@@ -479,16 +496,20 @@ __device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const
   for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
 }
 
-// Contiguous with static tiles: the tile ids' warp (the producer warpgroup's second) walks the CTA's tiles as its
-// readers do (the producer warp and every consumer thread) and loads each tile's expert ids into shared memory while
-// they work on the tile before, so that no reader waits for a global load at the tile switch (the consumers' id loads
-// came after the epilogue and before the first wgmma: ~900 cycles of the tile switch, NOTES 137). One slot: the warp
-// stores tile i + 1's ids once every reader has copied tile i's into its registers, at tile i's start.
+// Contiguous: the tile ids' warp (the producer warpgroup's third) is the only one that walks the CTA's tiles (with
+// dynamic tiles, taking their indices itself: see TileQueue): it publishes each tile, its coordinates and its rows'
+// expert ids, into shared memory while the readers (the producer warp and every consumer thread) work on the tile
+// before, so that no reader waits for a global load at the tile switch (the consumers' id loads came after the epilogue
+// and before the first wgmma: ~900 cycles of the tile switch, NOTES 137) nor runs the scheduler (the segment walk's key
+// loads). One slot: the warp stores tile i + 1 once every reader has copied tile i into its registers, at tile i's
+// start; past the CTA's last tile it publishes an end mark.
 //  - full completes on the warp's 32 lanes' arrivals, each after its own stores;
 //  - empty completes on every reader thread's arrival, each after its own loads (so that no store of the next tile
 //    overtakes a read, for compute-sanitizer's racecheck too: NOTES 140).
 struct TileIds {
-  unsigned int full, empty, rows;  // shared addresses: two barriers, BLOCK_M ints
+  // Shared addresses: two barriers; kTileIdWords ints: the fields a contiguous tile's scheduler leaves variable (take()
+  // rebuilds the rest) and whether it is a tile (0: the end mark); BLOCK_M ints: its rows' ids.
+  unsigned int full, empty, fields, rows;
   static constexpr unsigned int kReaders = 32 + kNumMathThreads;
 
   __device__ void init() const {
@@ -496,24 +517,48 @@ struct TileIds {
     ptx::mbarrier_init(empty, kReaders);
   }
 
-  // The ids' warp (every lane): tile i's ids (as load_tile_experts holds them) into the slot.
-  __device__ void publish(int i, const int (&ids)[kIdSlots], int lane) const {
-    ptx::mbarrier_wait_warp(empty, (i & 1) ^ 1u);  // a fresh barrier passes at once
+  // The ids' warp (every lane): waits until every reader took tile i - 1 (the slot is free for tile i).
+  __device__ void wait_free(int i) const { ptx::mbarrier_wait_warp(empty, (i & 1) ^ 1u); }  // a fresh one passes
+
+  // The ids' warp (every lane), after wait_free: the tile and its ids (as load_tile_experts holds them) into the
+  // slot; `is_tile` false: the end mark (the tile's fields and the ids unused).
+  __device__ void publish(bool is_tile, const Tile& tile, const int (&ids)[kIdSlots], int lane) const {
+    if (ptx::elect_one_sync()) {  // (not a branch on the lane id: see TileQueue::publish)
+      const int words[kTileIdWords] = {tile.row0, tile.rows, tile.n_block, tile.shared_a, tile.part, is_tile};
 #pragma unroll
-    for (int s = 0; s < kIdSlots; ++s)
-      ptx::st_shared_b32(rows + 4 * (32 * s + lane), static_cast<unsigned int>(ids[s]));
+      for (int w = 0; w < kTileIdWords; ++w) ptx::st_shared_b32(fields + 4 * w, static_cast<unsigned int>(words[w]));
+    }
+    if (is_tile) {
+#pragma unroll
+      for (int s = 0; s < kIdSlots; ++s)
+        ptx::st_shared_b32(rows + 4 * (32 * s + lane), static_cast<unsigned int>(ids[s]));
+    }
     ptx::mbarrier_arrive(full);
   }
 
-  // A reader (every lane of its warp): waits for tile i's ids; then row(r) reads them, and release() ends this thread's
-  // reads of tile i.
-  __device__ void wait(int i) const { ptx::mbarrier_wait_warp(full, i & 1); }
+  // A reader (every lane of its warp): waits for slot i and returns whether it holds a tile, with its fields in
+  // `tile` (made warp-uniform, as the scheduler's were; the constant ones as the scheduler sets them, so that the
+  // K loops compile as with the scheduler's tiles); then row(r) reads its ids, and release() ends this thread's
+  // reads of it.
+  __device__ bool take(int i, Tile& tile) const {
+    static_assert(!kTileIdsWarp || kSplitK == 1, "a contiguous tile: group 0, D's rows A's, all K blocks");
+    ptx::mbarrier_wait_warp(full, i & 1);
+    auto word = [&](int w) { return ptx::shfl0(static_cast<int>(ptx::ld_shared_b32(fields + 4 * w))); };
+    tile.row0 = word(0);
+    tile.rows = word(1);
+    tile.n_block = word(2);
+    tile.shared_a = kCluster > 1 && word(3) != 0;
+    tile.part = kTailSplit ? word(4) : -1;
+    tile.group = 0;
+    tile.d_row0 = tile.row0;
+    set_k_blocks(tile, 0);
+    return word(5) != 0;
+  }
   __device__ int row(int r) const { return static_cast<int>(ptx::ld_shared_b32(rows + 4 * r)); }
   __device__ void release() const { ptx::mbarrier_arrive(empty); }
 
-  // The producer warp: tile i's ids as load_tile_experts gives them.
-  __device__ void read(int i, int lane, int (&ids)[kIdSlots]) const {
-    wait(i);
+  // The producer warp: the ids of the tile it took, as load_tile_experts gives them.
+  __device__ void read(int lane, int (&ids)[kIdSlots]) const {
 #pragma unroll
     for (int s = 0; s < kIdSlots; ++s) ids[s] = row(32 * s + lane);
     release();

@@ -44,7 +44,7 @@ def align(x, a):
 def smem_bytes(bm, bn, stages, row=0, tma_store=0, split_k=1, id_rows=0):
     boxes = bm // 128 if bm > 128 else 1  # A-scale boxes of bm / boxes + 4 floats
     sa, sb = boxes * align((bm // boxes + 4) * 4, 128), align(bn * 4, 128) if row else 0  # per-stage scale slots
-    barrier_area = align(2 * stages * 8 + 16 + (64 + 4 * id_rows if id_rows else 0), 1024)
+    barrier_area = align(2 * stages * 8 + 16 + (128 + 4 * id_rows if id_rows else 0), 1024)
     return (align(stages * bm * 128, 1024) + align(stages * bn * 128, 1024) + align(stages * sa, 1024) +
             align(stages * sb, 1024) + (align(bm * bn * 2, 1024) if tma_store else 0) +
             align((split_k - 1) * bm * bn * 4, 1024) + barrier_area + 1024)
@@ -222,12 +222,12 @@ def gemm_sass(cubin: bytes):
     return gemm_part(r.stdout, "Function :"), ""
 
 
-# Dynamic tiles by default (ragged, k-grouped: heuristics.cc step 18) must leave the kernel as warp-uniform as the
-# static order's: where ptxas cannot prove the tile index uniform, the stage counters fall into vector registers and
-# every wgmma descriptor goes through R2UR (+5% on every tile, benchmarks/NOTES.md 134), and warp-synchronous code
-# gets WARPSYNC.COLLECTIVE copies. How much of that a small change to the tile walk brings is hard to foresee (134),
-# so the twin without JDG_DYNAMIC_TILES is compiled and compared.
-DYNAMIC_TILES_DEFAULT_MODES = (2, 4)
+# Dynamic tiles by default (contiguous, ragged, k-grouped: heuristics.cc step 18) must leave the kernel as warp-uniform
+# as the static order's: where ptxas cannot prove the tile index uniform, the stage counters fall into vector registers
+# and every wgmma descriptor goes through R2UR (+5% on every tile, benchmarks/NOTES.md 134), and warp-synchronous code
+# gets WARPSYNC.COLLECTIVE copies. How much of that a small change to the tile walk brings is hard to foresee (134), so
+# the twin without JDG_DYNAMIC_TILES is compiled and compared.
+DYNAMIC_TILES_DEFAULT_MODES = (1, 2, 4)
 UNIFORMITY_SLACK = 8  # more R2UR or collective regions than the static twin's that still count as uniform
 
 
@@ -267,15 +267,16 @@ def check_sass(cubin: bytes, spilled: bool, cfg: dict):
     # between them; nvcc 13 emits that interleave itself where there is another warpgroup to yield to (BLOCK_M >=
     # 128: 30-60% of the FFMAs carry the flag cleared; one consumer warpgroup, BLOCK_M = 64: none do). Check it still
     # does where the promotion is long (BLOCK_N >= 64: 32 or more FFMAs per K block) and not rescheduled around
-    # spills (the widest tiles, 256 x 192 and up, spill hundreds of bytes; there 76-80% are cleared). Up to 80%
+    # spills (the widest tiles, 256 x 192 and up, spill hundreds of bytes; there 76-80% are cleared). Up to 85%
     # passes: since the contiguous tile ids (benchmarks/NOTES.md 142) ptxas clears 80% / 78% in the contiguous
-    # 128 x 160 / 176 kernels at 2 stages (69% / 43% before), with no spill. This checks ptxas's own output (compiled
+    # 128 x 160 / 176 kernels at 2 stages (69% / 43% before), with no spill, and 82% in the 128 x 160 one since the
+    # contiguous tiles are published whole (NOTES 144). This checks ptxas's own output (compiled
     # here, not through the JIT): the JIT's FFMA hint pass (ffi/sass_hints.h) then rewrites those flags along the same
     # FFMA chains, one yield in DG_JIT_FFMA_YIELD_PERIOD (tests/test_sass_hints.py).
     yields = ffma_yield_flags(sass)
     if block_m >= 128 and block_n >= 64 and len(yields) >= 32 and not spilled:
         cleared = yields.count(0)
-        if not 0.25 <= cleared / len(yields) <= 0.80:
+        if not 0.25 <= cleared / len(yields) <= 0.85:
             ok = False
             msgs.append(f"FFMA yield flags not interleaved ({cleared} of {len(yields)} cleared)")
     store = widest_register_store(cfg)
@@ -469,7 +470,8 @@ def sweep(quick: bool):
         for ck, n in [(0, 7168), (1, 130)]:
             jobs.append(({**cfg(128, 128, 3, n, 2048, ck), "C_PREFETCH": 1}, "JDG_C_PREFETCH needs"))
         # dynamic tiles (JDG_DYNAMIC_TILES): every mode, clusters sharing A or B, both epilogues, the pipelines (with
-        # cuobjdump the ragged and k-grouped ones, the default, against their static twins: uniformity_problem);
+        # cuobjdump the contiguous, ragged and k-grouped ones, the default, against their static twins:
+        # uniformity_problem);
         # refused with the tail split and split K
         for bm, bn, mode, tma, row, cl, extra in [(256, 128, 2, 1, 0, 2, {}), (128, 128, 3, 1, 0, 1, {}),
                                                   (256, 128, 1, 1, 0, 2, {"CONTIGUOUS_SEGMENTS": 1}),

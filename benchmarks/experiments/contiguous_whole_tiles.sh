@@ -40,7 +40,7 @@ case "${1:-rows}" in
   sanitize)
     # (tools/gpu_session.sh builds the tree as it is: side new's headers, in cuda/ now)
     forced="bm256-x1 or bm256-x2 or bm128-x2 or bm64-x1-pipe-paired or dynamic"
-    JDG_SANITIZE_K="contiguous and (not configs or $forced)" JDG_SANITIZE_LIMIT=160 \
+    JDG_SANITIZE_K="contiguous and (not configs or $forced)" JDG_SANITIZE_LIMIT=${JDG_SANITIZE_LIMIT:-160} \
       bash tools/gpu_session.sh sanitize racecheck memcheck
     ;;
 esac

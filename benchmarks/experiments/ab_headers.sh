@@ -41,6 +41,9 @@
 #                             headers and kernel cache and the DG_TUNE_* settings, prefixed "LABEL " (also in
 #                             $OUT/rows.txt), cut after LIMIT seconds
 #   ab_side_rounds ROUNDS LIMIT SCRIPT [ARGS...]   ab_run_side over AB_SIDES, ROUNDS times, labels "side rR"
+#   ab_sanitize SELECTION     racecheck and memcheck (tools/gpu_session.sh sanitize, which builds the tree as it is:
+#                             the headers in cuda/) of the GPU tests pytest's -k SELECTION picks, JDG_SANITIZE_LIMIT
+#                             seconds per process (default 160)
 #   ab_pack                   the end time into machine.txt; $OUT's *.log and *.diff into logs.tgz (the device
 #                             returns 8 files), whichever of them exist
 # The sides: AB_SIDES (default "new old"), in that order; ab_dense and ab_grouped leave the first one in cuda/.
@@ -100,6 +103,9 @@ ab_side_rounds() {  # rounds, time limit, script, its arguments
   for round in $(seq "$rounds"); do for side in ${AB_SIDES:-new old}; do
     ab_run_side "$side r$round" "$side" "$limit" "$@"
   done; done
+}
+ab_sanitize() {
+  JDG_SANITIZE_K="$1" JDG_SANITIZE_LIMIT=${JDG_SANITIZE_LIMIT:-160} bash tools/gpu_session.sh sanitize racecheck memcheck
 }
 ab_pack() {
   date -u >>"$OUT/machine.txt"

@@ -38,10 +38,7 @@ case "${1:-rows}" in
     AB_TESTS_NAME=dyn_configs ab_side_tests new dynamic 6 120 tests/test_gpu_configs.py
     ;;
   sanitize)
-    # (tools/gpu_session.sh builds the tree as it is: side new's headers, in cuda/ now)
-    forced="bm256-x1 or bm256-x2 or bm128-x2 or bm64-x1-pipe-paired or dynamic"
-    JDG_SANITIZE_K="contiguous and (not configs or $forced)" JDG_SANITIZE_LIMIT=${JDG_SANITIZE_LIMIT:-160} \
-      bash tools/gpu_session.sh sanitize racecheck memcheck
+    ab_sanitize "contiguous and (not configs or bm256-x1 or bm256-x2 or bm128-x2 or bm64-x1-pipe-paired or dynamic)"
     ;;
 esac
 ab_use new

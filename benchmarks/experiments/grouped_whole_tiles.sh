@@ -10,6 +10,8 @@
 # masked with dynamic tiles forced (mdyn, DG_TUNE_DYNAMIC_TILES=1: the K = 2048 rows; the tail split keeps the K = 7168
 # ones static) -1% to -3%, contiguous level (the control).
 #   bash benchmarks/experiments/grouped_whole_tiles.sh rows      two rounds of the sides' rows (~6 min)
+#   bash benchmarks/experiments/grouped_whole_tiles.sh moe       moe_models.py's ragged layers (even and skewed) and
+#                                                                masked decode rows, sides new and old, two rounds
 #   bash benchmarks/experiments/grouped_whole_tiles.sh tests     side new's ragged and masked GPU cases (14 processes of
 #                                                                220 s), then the forced dynamic-tile ones (~8 min)
 #   bash benchmarks/experiments/grouped_whole_tiles.sh sanitize  racecheck and memcheck of side new's ragged and masked
@@ -27,6 +29,15 @@ case "${1:-rows}" in
       ab_run_side "mdyn r$round" new 120 benchmarks/experiments/grouped_rows.py "${shapes[@]}" -- \
         DG_TUNE_DYNAMIC_TILES=1
       ab_run_side "old r$round" old 120 benchmarks/experiments/grouped_rows.py "${shapes[@]}"
+    done
+    ;;
+  moe)
+    layers=(dsv3_up_4k dsv3_down_4k dsv3_up_16k qwen235_up qwen235_down qwen30_up qwen30_down gptoss_up gptoss_down)
+    for round in 1 2; do
+      for side in new old; do
+        ab_run_side "$side r$round" "$side" 150 benchmarks/experiments/moe_models.py "$side" --ragged-only --masked \
+          "${layers[@]}" dsv3_up_dec dsv3_down_dec qwen30_up_dec mixtral_up_dec gptoss_up_dec
+      done
     done
     ;;
   tests)

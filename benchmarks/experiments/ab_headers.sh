@@ -105,7 +105,8 @@ ab_side_rounds() {  # rounds, time limit, script, its arguments
   done; done
 }
 ab_sanitize() {
-  JDG_SANITIZE_K="$1" JDG_SANITIZE_LIMIT=${JDG_SANITIZE_LIMIT:-160} bash tools/gpu_session.sh sanitize racecheck memcheck
+  JDG_SANITIZE_K="$1" JDG_SANITIZE_LIMIT=${JDG_SANITIZE_LIMIT:-160} \
+    bash tools/gpu_session.sh sanitize racecheck memcheck
 }
 ab_pack() {
   date -u >>"$OUT/machine.txt"

@@ -184,18 +184,19 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
     // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
-    // issues every copy (TMA needs no more). With dynamic tiles a second warp takes the tiles from the counter; in
-    // contiguous GEMMs a third one publishes the tiles with their expert ids; the rest of the warpgroup only donated
-    // its registers.
+    // issues every copy (TMA needs no more). In contiguous, ragged and masked GEMMs a third warp publishes the tiles
+    // (contiguous: with their expert ids), taking them from the counter itself with dynamic tiles; elsewhere with
+    // dynamic tiles a second warp takes them from the counter; the rest of the warpgroup only donated its registers.
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
       int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
-      // (Contiguous tiles come from the tile ids' warp, the others from the scheduler at static or queued indices.)
+      // (Contiguous, ragged and masked tiles come from the tile ids' warp, dense and k-grouped ones from the
+      // scheduler at static or queued indices.)
       for (int t = first_tile, visit = 0; kTileIdsWarp ? tile_ids.take(visit, tile) : scheduler.get(t, args, tile);
            ++visit, t = kDynamicTiles && !kTileIdsWarp ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
         int ids[kIdSlots] = {};
-        if constexpr (kTileIdsWarp) tile_ids.read(lane, ids);
+        if constexpr (kContiguous) tile_ids.read(lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
           const int b_row = group * kN + tile.n_block * kBlockN;  // G * N < 2^31 (checked by the host)
           with_k_range(tile, [&](const Tile& tile) {  // shadows the scheduler's tile (see with_k_range)
@@ -274,7 +275,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
         if (kDynamicTiles && visit > 0)
           t = cluster_rank == 0 ? queue.publish(visit - 1, tile_step) : queue.read(visit - 1, true, lane);
         const bool is_tile = scheduler.get(t, args, tile);
-        if (is_tile) load_tile_experts(args, tile, lane, ids);
+        if (kContiguous && is_tile) load_tile_experts(args, tile, lane, ids);
         tile_ids.publish(is_tile, tile, ids, lane);
         if (!is_tile) break;
         if constexpr (!kDynamicTiles) t += tile_step;
@@ -512,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
 
       int ids[kIdSlots] = {};            // contiguous: the tile's expert ids (as next_expert wants them)
       int id0[kWaves] = {}, id1[kWaves] = {};  // contiguous: the experts of this thread's two rows per wave
-      if constexpr (kTileIdsWarp) {
+      if constexpr (kContiguous) {
 #pragma unroll
         for (int s = 0; s < kIdSlots; ++s) ids[s] = tile_ids.row(32 * s + lane);
 #pragma unroll

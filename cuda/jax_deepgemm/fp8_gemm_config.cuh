@@ -150,11 +150,11 @@ constexpr int kSmemDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;  // the bf16 
 constexpr int kSmemPartialOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 1024);
 constexpr int kSmemPartialBytes = fp8_gemm_split_k_partial_bytes(kBlockM, kBlockN, kSplitK);  // split K: CTA 0 only
 constexpr int kSmemBarOffset = kSmemPartialOffset + fp8_gemm_align(kSmemPartialBytes, 1024);
-// Contiguous: the next tile (kTileIdWords ints) and its expert ids in the barrier area, published by a warp of their
-// own (TileIds).
+// Contiguous, ragged and masked: the next tile (kTileIdWords ints) and, contiguous only, its expert ids in the barrier
+// area, published by a warp of their own (TileIds).
 constexpr int kTileIdRows = kContiguous ? kBlockM : 0;
-constexpr int kTileIdWords = 6;
-constexpr bool kTileIdsWarp = kContiguous;
+constexpr int kTileIdWords = 7;
+constexpr bool kTileIdsWarp = kContiguous || kWalksGroups;
 constexpr int kSmemBytes =
     fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore, kSplitK, kTileIdRows);
 // The output tile in shared memory: kBlockN / kDAtomCols atoms of [BLOCK_M rows x kDAtomCols columns] bf16, one TMA
@@ -229,8 +229,9 @@ static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kN, kBlockN, kOutF32, k
 static_assert(kWaves * 64 == fp8_gemm_d_box_rows(kBlockM), "a consumer warpgroup's rows are one D box");
 static_assert(kSmemBarOffset + fp8_gemm_barrier_area_bytes(kStages, kTileIdRows) + 1024 <= kSmemBytes,
               "layout disagrees with fp8_gemm_smem_bytes()");
-// The tile queue's barriers and slots sit after the exchange barriers, in the barrier area's padding, then (contiguous)
-// the tile ids' two barriers, tile and rows (8-byte aligned: the queue's 20 * kTileSlots bytes rounded up).
+// The tile queue's barriers and slots sit after the exchange barriers, in the barrier area's padding, then (contiguous,
+// ragged, masked) the tile ids' two barriers, tile and (contiguous) rows (8-byte aligned: the queue's 20 * kTileSlots
+// bytes rounded up; ragged and masked ones need no more than the padding of at most 16 stages' barriers).
 constexpr int kTileIdsBarOffset = 2 * kStages * 8 + 16 + (kTileSlots * 20 + 7) / 8 * 8;  // from the barrier area
 static_assert(kTileIdsBarOffset + 16 + 4 * (kTileIdWords + kTileIdRows) <=
                   fp8_gemm_barrier_area_bytes(kStages, kTileIdRows),

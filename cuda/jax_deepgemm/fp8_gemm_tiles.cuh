@@ -95,19 +95,19 @@ __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 //    queue warp's arrival after its plain store.
 //  - empty[s], in the queue warp's CTA, completes once the cluster's readers read slot s: on one arrival per reader
 //    warp in clusters of 2, per reader lane alone.
-// Contiguous GEMMs (kTileIdsWarp) have no queue warp: each CTA's tile ids' warp walks the tiles a tile ahead of the
-// others, so it takes each index itself when it needs it (CTA 0's, by publish, handing it to CTA 1's in a cluster
-// of 2, which reads it and arms its full barrier): a queue warp would take the cluster's indices another tile ahead
-// of their start, and hold each cluster's tiles longer from the others.
+// Contiguous, ragged and masked GEMMs (kTileIdsWarp) have no queue warp: each CTA's tile ids' warp walks the tiles a
+// tile ahead of the others, so it takes each index itself when it needs it (CTA 0's, by publish, handing it to CTA
+// 1's in a cluster of 2, which reads it and arms its full barrier): a queue warp would take the cluster's indices
+// another tile ahead of their start, and hold each cluster's tiles longer from the others.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
-  // Contiguous: the peer CTA's tile ids' warp (its own takes the index); else per CTA the consumer warps and the
+  // kTileIdsWarp: the peer CTA's tile ids' warp (its own takes the index); else per CTA the consumer warps and the
   // producer warp.
   static constexpr unsigned int kReaderWarps = kTileIdsWarp ? kTileCtas - 1 : kTileCtas * (kNumMathThreads / 32 + 1);
 
   __device__ void init() const {
-    // (contiguous alone in its cluster: no slot, and no arrivals for its barriers to count)
+    // (kTileIdsWarp alone in its cluster: no slot, and no arrivals for its barriers to count)
     for (int s = 0; kReaderWarps > 0 && s < kTileSlots; ++s) {
       ptx::mbarrier_init(full + 8 * s, 1);
       ptx::mbarrier_init(empty + 8 * s, kTileCtas == 2 ? kReaderWarps : 32 * kReaderWarps);
@@ -496,19 +496,20 @@ __device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const
   for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
 }
 
-// Contiguous: the tile ids' warp (the producer warpgroup's third) is the only one that walks the CTA's tiles (with
-// dynamic tiles, taking their indices itself: see TileQueue): it publishes each tile, its coordinates and its rows'
-// expert ids, into shared memory while the readers (the producer warp and every consumer thread) work on the tile
-// before, so that no reader waits for a global load at the tile switch (the consumers' id loads came after the epilogue
-// and before the first wgmma: ~900 cycles of the tile switch, NOTES 137) nor runs the scheduler (the segment walk's key
-// loads). One slot: the warp stores tile i + 1 once every reader has copied tile i into its registers, at tile i's
-// start; past the CTA's last tile it publishes an end mark.
+// Contiguous, ragged and masked: the tile ids' warp (the producer warpgroup's third) is the only one that walks the
+// CTA's tiles (with dynamic tiles, taking their indices itself: see TileQueue): it publishes each tile, its coordinates
+// (the group among them) and, contiguous, its rows' expert ids, into shared memory while the readers (the producer
+// warp and every consumer thread) work on the tile before, so that no reader waits for a global load at the tile
+// switch (the consumers' id loads came after the epilogue and before the first wgmma: ~900 cycles of the tile switch,
+// NOTES 137) nor runs the scheduler (the segment walk's key loads; the group walk's size loads and warp-collective
+// scans, NOTES 146). One slot: the warp stores tile i + 1 once every reader has copied tile i into its registers, at
+// tile i's start; past the CTA's last tile it publishes an end mark.
 //  - full completes on the warp's 32 lanes' arrivals, each after its own stores;
 //  - empty completes on every reader thread's arrival, each after its own loads (so that no store of the next tile
 //    overtakes a read, for compute-sanitizer's racecheck too: NOTES 140).
 struct TileIds {
-  // Shared addresses: two barriers; kTileIdWords ints: the fields a contiguous tile's scheduler leaves variable (take()
-  // rebuilds the rest) and whether it is a tile (0: the end mark); BLOCK_M ints: its rows' ids.
+  // Shared addresses: two barriers; kTileIdWords ints: the fields a tile's scheduler leaves variable (take() rebuilds
+  // the rest) and whether it is a tile (0: the end mark); contiguous: BLOCK_M ints, its rows' ids.
   unsigned int full, empty, fields, rows;
   static constexpr unsigned int kReaders = 32 + kNumMathThreads;
 
@@ -524,11 +525,12 @@ struct TileIds {
   // slot; `is_tile` false: the end mark (the tile's fields and the ids unused).
   __device__ void publish(bool is_tile, const Tile& tile, const int (&ids)[kIdSlots], int lane) const {
     if (ptx::elect_one_sync()) {  // (not a branch on the lane id: see TileQueue::publish)
-      const int words[kTileIdWords] = {tile.row0, tile.rows, tile.n_block, tile.shared_a, tile.part, is_tile};
+      const int words[kTileIdWords] = {tile.row0, tile.rows, tile.n_block, tile.group, tile.shared_a, tile.part,
+                                       is_tile};
 #pragma unroll
       for (int w = 0; w < kTileIdWords; ++w) ptx::st_shared_b32(fields + 4 * w, static_cast<unsigned int>(words[w]));
     }
-    if (is_tile) {
+    if (kContiguous && is_tile) {
 #pragma unroll
       for (int s = 0; s < kIdSlots; ++s)
         ptx::st_shared_b32(rows + 4 * (32 * s + lane), static_cast<unsigned int>(ids[s]));
@@ -538,21 +540,23 @@ struct TileIds {
 
   // A reader (every lane of its warp): waits for slot i and returns whether it holds a tile, with its fields in
   // `tile` (made warp-uniform, as the scheduler's were; the constant ones as the scheduler sets them, so that the
-  // K loops compile as with the scheduler's tiles); then row(r) reads its ids, and release() ends this thread's
-  // reads of it.
+  // K loops compile as with the scheduler's tiles). Contiguous: then row(r) reads its ids, and release() ends this
+  // thread's reads of the slot; the other modes end them here.
   __device__ bool take(int i, Tile& tile) const {
-    static_assert(!kTileIdsWarp || kSplitK == 1, "a contiguous tile: group 0, D's rows A's, all K blocks");
+    static_assert(!kTileIdsWarp || kSplitK == 1, "a published tile: D's rows A's, all K blocks");
     ptx::mbarrier_wait_warp(full, i & 1);
     auto word = [&](int w) { return ptx::shfl0(static_cast<int>(ptx::ld_shared_b32(fields + 4 * w))); };
     tile.row0 = word(0);
     tile.rows = word(1);
     tile.n_block = word(2);
-    tile.shared_a = kCluster > 1 && word(3) != 0;
-    tile.part = kTailSplit ? word(4) : -1;
-    tile.group = 0;
+    tile.group = kContiguous ? 0 : word(3);
+    tile.shared_a = kCluster > 1 && word(4) != 0;
+    tile.part = kTailSplit ? word(5) : -1;
     tile.d_row0 = tile.row0;
     set_k_blocks(tile, 0);
-    return word(5) != 0;
+    const bool is_tile = word(6) != 0;
+    if constexpr (!kContiguous) release();
+    return is_tile;
   }
   __device__ int row(int r) const { return static_cast<int>(ptx::ld_shared_b32(rows + 4 * r)); }
   __device__ void release() const { ptx::mbarrier_arrive(empty); }

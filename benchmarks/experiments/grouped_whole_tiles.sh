@@ -17,9 +17,15 @@
 #   bash benchmarks/experiments/grouped_whole_tiles.sh sanitize  racecheck and memcheck of side new's ragged and masked
 #                                                                cases (the grouped file's, forced 256-row, cluster,
 #                                                                dynamic-tile and tail-split configurations)
+# Landed in 0b5deba: where the headers as sent hold the patch, side new is them and side old them with the patch
+# reversed (the same kernels as before it; only comments differ), else as before, new = the headers + the patch.
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-ab_patch_vs_head benchmarks/experiments/grouped_whole_tiles.patch
+if git apply --check -R benchmarks/experiments/grouped_whole_tiles.patch 2>/dev/null; then
+  ab_reversed benchmarks/experiments/grouped_whole_tiles.patch && ab_use new
+else
+  ab_patch_vs_head benchmarks/experiments/grouped_whole_tiles.patch
+fi
 case "${1:-rows}" in
   rows)
     shapes=(contiguous masked contiguous=16,1024,4096,2048 contiguous=32,512,7168,2048 masked=32,32,4096,7168

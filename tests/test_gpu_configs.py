@@ -594,9 +594,8 @@ def test_c_prefetch_k_grouped(monkeypatch, capfd, sizes, checked):
 # DG_TUNE_DYNAMIC_TILES=1 (the default for contiguous, ragged and k-grouped GEMMs, forced here on every mode;
 # benchmarks/NOTES.md 134, 144): past the first round each cluster takes the next tile from its call site's counter,
 # which the last cluster to finish resets. With an SM cap of 8 most tiles are handed out that way: every mode with and
-# without clusters (in dense and k-grouped GEMMs the queue warp hands the index on by st.async in a cluster of 2, by a
-# plain store alone; in contiguous, ragged and masked ones each CTA's tile ids' warp takes it, CTA 0's handing it to
-# CTA 1's by st.async), the ragged and masked walks over hostile sizes, each program run three times in a row (the
+# without clusters (each CTA's tile ids' warp takes it, in a cluster of 2 CTA 0's handing it to CTA 1's by st.async;
+# NOTES 147), the ragged and masked walks over hostile sizes, each program run three times in a row (the
 # counter must start from zero at every launch), and launches inside lax.scan (a command buffer replays them).
 # DG_TUNE_DYNAMIC_TILES=0 keeps the static order's contiguous kernels (the tile ids' warp walking the CTA's own tiles)
 # tested too.

@@ -21,7 +21,7 @@
 // shared memory before its epilogue (split_k_exchange).
 // Tile order: cluster c takes tile c, then every grid-th tile after it (a static round robin), or with
 // JDG_DYNAMIC_TILES (contiguous, ragged and k-grouped by default, heuristics.cc step 18) the next tile of the order
-// whenever it is free, from a device counter a warp of its own reads for the cluster (TileQueue in fp8_gemm_tiles.cuh).
+// whenever it is free, from a device counter its tile ids' warps read for the cluster (TileQueue, fp8_gemm_tiles.cuh).
 //
 // Grouped GEMMs (JDG_GROUPED_MODE, layouts in fp8_gemm_abi.h) are scheduling variants of the same kernel: a tile is
 // (first row, rows it owns, N block, group), produced by one scheduler (TileScheduler in fp8_gemm_tiles.cuh) that the
@@ -135,7 +135,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
   const TileQueue queue{partial_free_bar + 8, partial_free_bar + 8 + 8 * kTileSlots,
                         partial_free_bar + 8 + 16 * kTileSlots,
                         jdg_fp8_gemm_tile_counters[static_cast<unsigned int>(args.tile_queue) % kFp8GemmTileQueues]};
-  // Contiguous: the next tile and its expert ids (after the queue, see fp8_gemm_config.cuh).
+  // Published tiles (kTileIdsWarp): the next tile and, contiguous, its expert ids (after the queue, see
+  // fp8_gemm_config.cuh).
   const unsigned int tile_ids_bar = full_bars + kTileIdsBarOffset;
   const TileIds tile_ids{tile_ids_bar, tile_ids_bar + 8, tile_ids_bar + 16, tile_ids_bar + 16 + 4 * kTileIdWords};
 
@@ -184,17 +185,15 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     // ======================================== producer ========================================
     ptx::setmaxnreg_dec<kProducerRegs>();
     // One warp walks the tiles (contiguous mode needs the whole warp to read a tile's expert ids); its lane 0
-    // issues every copy (TMA needs no more). In contiguous, ragged and masked GEMMs a third warp publishes the tiles
-    // (contiguous: with their expert ids), taking them from the counter itself with dynamic tiles; elsewhere with
-    // dynamic tiles a second warp takes them from the counter; the rest of the warpgroup only donated its registers.
+    // issues every copy (TMA needs no more). In grouped GEMMs, and in dense ones with dynamic tiles, a third warp
+    // publishes the tiles (contiguous: with their expert ids), taking them from the counter with dynamic tiles; the
+    // rest of the warpgroup only donated its registers.
     if (warp == 4 * kNumMathWarpgroups) {
       int stage = 0;
       unsigned int phase = 0;
-      int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
-      // (Contiguous, ragged and masked tiles come from the tile ids' warp, dense and k-grouped ones from the
-      // scheduler at static or queued indices.)
+      // (Published tiles come from the tile ids' warp, dense ones in the static order from the scheduler.)
       for (int t = first_tile, visit = 0; kTileIdsWarp ? tile_ids.take(visit, tile) : scheduler.get(t, args, tile);
-           ++visit, t = kDynamicTiles && !kTileIdsWarp ? queue.read(taken++, cluster_rank != 0, lane) : t + tile_step) {
+           ++visit, t += tile_step) {
         int ids[kIdSlots] = {};
         if constexpr (kContiguous) tile_ids.read(lane, ids);
         for (int group = first_pass(tile, ids); group >= 0; group = next_pass(ids, group)) {
@@ -260,11 +259,6 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
           });
         }
       }
-    } else if (kDynamicTiles && !kTileIdsWarp && cluster_rank == 0 && warp == 4 * kNumMathWarpgroups + 1) {
-      // The tile queue's warp (TileQueue): the cluster's tile i + 1 for every tile i that exists, the readers walking
-      // the same indices with the same scheduler (the last one published is past the last tile, ending their walks).
-      for (int i = 0, t = first_tile; scheduler.get(t, args, tile); ++i) t = queue.publish(i, tile_step);
-      if (lane == 0) queue.finish(gridDim.x / kTileCtas);
     } else if (kTileIdsWarp && warp == 4 * kNumMathWarpgroups + 2) {
       // The tile ids' warp (TileIds): the CTA's tiles, each with its ids a tile ahead of the readers, then the end
       // mark. With dynamic tiles it takes each index once the slot is free (see TileQueue): CTA 0's from the counter,
@@ -273,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
       for (int visit = 0, t = first_tile;; ++visit) {
         tile_ids.wait_free(visit);
         if (kDynamicTiles && visit > 0)
-          t = cluster_rank == 0 ? queue.publish(visit - 1, tile_step) : queue.read(visit - 1, true, lane);
+          t = kTileCtas == 1 || cluster_rank == 0 ? queue.publish(visit - 1, tile_step) : queue.read(visit - 1, lane);
         const bool is_tile = scheduler.get(t, args, tile);
         if (kContiguous && is_tile) load_tile_experts(args, tile, lane, ids);
         tile_ids.publish(is_tile, tile, ids, lane);
@@ -501,9 +495,8 @@ extern "C" __global__ void __launch_bounds__(jdg::fp8_gemm::kNumThreads, 1)
     int stage = 0;
     unsigned int phase = 0;
     unsigned int split_phase = 0;  // split K: the tiles exchanged so far, mod 2
-    int taken = 0;  // JDG_DYNAMIC_TILES: the cluster's tiles so far
     for (int t = first_tile, visit = 0; kTileIdsWarp ? tile_ids.take(visit, tile) : scheduler.get(t, args, tile);
-         ++visit, t = kDynamicTiles && !kTileIdsWarp ? queue.read(taken++, false, lane) : t + tile_step) {
+         ++visit, t += tile_step) {
       const int n0 = tile.n_block * kBlockN;
 
 #pragma unroll

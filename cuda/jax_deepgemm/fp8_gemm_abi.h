@@ -272,9 +272,9 @@ constexpr int fp8_gemm_split_k_partial_bytes(int block_m, int block_n, int split
 }
 
 // The barrier area: stages x full + stages x empty + 2 split-K mbarriers (8 bytes each); in its padding the tile
-// queue's barriers and slots (JDG_DYNAMIC_TILES), and for contiguous, ragged and masked GEMMs the next tile: two
-// barriers and the tile's words (TileIds), and contiguous (tile_id_rows = BLOCK_M) one int per row, its expert ids;
-// 128 bytes hold all but the ids (and the padding of at most 16 stages' barriers holds the rest's 68 bytes).
+// queue's barriers and slots (JDG_DYNAMIC_TILES), and for grouped GEMMs (and dense ones with dynamic tiles) the next
+// tile: two barriers and the tile's words (TileIds), and contiguous (tile_id_rows = BLOCK_M) one int per row, its
+// expert ids; 128 bytes hold all but the ids (and the padding of at most 16 stages' barriers holds the rest's 80).
 constexpr int fp8_gemm_barrier_area_bytes(int stages, int tile_id_rows) {
   return fp8_gemm_align(2 * stages * 8 + 16 + (tile_id_rows > 0 ? 128 + 4 * tile_id_rows : 0), 1024);
 }

@@ -63,8 +63,8 @@ constexpr bool kTailSplit = JDG_TAIL_SPLIT != 0;  // a short last round's tiles 
 // After the first round (cluster c takes tile c), each cluster takes the next tile of the order when it is free, from
 // a device counter (TileQueue), instead of every tile_step-th one.
 constexpr bool kDynamicTiles = JDG_DYNAMIC_TILES != 0;
-// Tile indices in flight between a cluster's queue warp and its readers: the queue warp takes tile i + 1 once its
-// readers took tile i + 1 - kTileSlots, so with one slot as the cluster starts tile i (see TileQueue).
+// Tile indices in flight between a cluster's two tile ids' warps: CTA 0's takes tile i + 1 once CTA 1's took tile
+// i + 1 - kTileSlots, so with one slot as CTA 1's publishes tile i (see TileQueue).
 constexpr int kTileSlots = 1;
 #ifndef JDG_PAIRED_STAGES
 #define JDG_PAIRED_STAGES 0
@@ -150,11 +150,11 @@ constexpr int kSmemDBytes = kTmaStore ? kBlockM * kBlockN * 2 : 0;  // the bf16 
 constexpr int kSmemPartialOffset = kSmemDOffset + fp8_gemm_align(kSmemDBytes, 1024);
 constexpr int kSmemPartialBytes = fp8_gemm_split_k_partial_bytes(kBlockM, kBlockN, kSplitK);  // split K: CTA 0 only
 constexpr int kSmemBarOffset = kSmemPartialOffset + fp8_gemm_align(kSmemPartialBytes, 1024);
-// Contiguous, ragged and masked: the next tile (kTileIdWords ints) and, contiguous only, its expert ids in the barrier
-// area, published by a warp of their own (TileIds).
+// Grouped GEMMs, and dense ones with dynamic tiles: the next tile (kTileIdWords ints: k-grouped tiles' K range and
+// D rows too) and, contiguous only, its expert ids in the barrier area, published by a warp of their own (TileIds).
 constexpr int kTileIdRows = kContiguous ? kBlockM : 0;
-constexpr int kTileIdWords = 7;
-constexpr bool kTileIdsWarp = kContiguous || kWalksGroups;
+constexpr int kTileIdWords = kKGrouped ? 10 : 7;
+constexpr bool kTileIdsWarp = kMode != kFp8GemmDense || kDynamicTiles;
 constexpr int kSmemBytes =
     fp8_gemm_smem_bytes(kBlockM, kBlockN, kStages, kBScalePerRow, kTmaStore, kSplitK, kTileIdRows);
 // The output tile in shared memory: kBlockN / kDAtomCols atoms of [BLOCK_M rows x kDAtomCols columns] bf16, one TMA
@@ -229,9 +229,9 @@ static_assert(!kTmaStore || fp8_gemm_tma_store_supported(kN, kBlockN, kOutF32, k
 static_assert(kWaves * 64 == fp8_gemm_d_box_rows(kBlockM), "a consumer warpgroup's rows are one D box");
 static_assert(kSmemBarOffset + fp8_gemm_barrier_area_bytes(kStages, kTileIdRows) + 1024 <= kSmemBytes,
               "layout disagrees with fp8_gemm_smem_bytes()");
-// The tile queue's barriers and slots sit after the exchange barriers, in the barrier area's padding, then (contiguous,
-// ragged, masked) the tile ids' two barriers, tile and (contiguous) rows (8-byte aligned: the queue's 20 * kTileSlots
-// bytes rounded up; ragged and masked ones need no more than the padding of at most 16 stages' barriers).
+// The tile queue's barriers and slots sit after the exchange barriers, in the barrier area's padding, then
+// (kTileIdsWarp) the tile ids' two barriers, tile and (contiguous) rows (8-byte aligned: the queue's 20 * kTileSlots
+// bytes rounded up; without rows they need no more than the padding of at most 16 stages' barriers).
 constexpr int kTileIdsBarOffset = 2 * kStages * 8 + 16 + (kTileSlots * 20 + 7) / 8 * 8;  // from the barrier area
 static_assert(kTileIdsBarOffset + 16 + 4 * (kTileIdWords + kTileIdRows) <=
                   fp8_gemm_barrier_area_bytes(kStages, kTileIdRows),

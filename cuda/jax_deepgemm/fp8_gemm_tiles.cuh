@@ -83,91 +83,60 @@ __device__ __forceinline__ int segment_key(const Fp8GemmArgs& args, int block) {
 // at once, on two streams, would share its pair.)
 __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 
-// JDG_DYNAMIC_TILES: a cluster takes tile c of the first round (c = its index), then, each time it starts a tile,
-// the next index of the counter, which its queue warp (the producer warpgroup's second warp in the cluster's CTA 0)
-// takes and hands to every reader of the cluster (each CTA's producer warp and consumer warps) through kTileSlots
-// slots of shared memory: slot i % kTileSlots holds the cluster's tile i + 1 (indices increase, as the scheduler's
-// cursor needs). A warp of its own, so that the counter's round trip delays no copy: taken by the producer warp as it
-// started a tile, it followed that tile's expert-id loads before its first copy (ptxas waits for the ids before the
-// atomic), and contiguous GEMMs lost with dynamic tiles where ragged ones gained (benchmarks/NOTES.md 138).
-//  - full[s], in every CTA, completes when slot s holds its tile: in clusters of 2 on the queue warp's st.async bytes
-//    and one arrival expecting them (the queue warp's in its own CTA, the producer's in the other one); alone, on the
-//    queue warp's arrival after its plain store.
-//  - empty[s], in the queue warp's CTA, completes once the cluster's readers read slot s: on one arrival per reader
-//    warp in clusters of 2, per reader lane alone.
-// Contiguous, ragged and masked GEMMs (kTileIdsWarp) have no queue warp: each CTA's tile ids' warp walks the tiles a
-// tile ahead of the others, so it takes each index itself when it needs it (CTA 0's, by publish, handing it to CTA
-// 1's in a cluster of 2, which reads it and arms its full barrier): a queue warp would take the cluster's indices
-// another tile ahead of their start, and hold each cluster's tiles longer from the others.
+// JDG_DYNAMIC_TILES: a cluster takes tile c of the first round (c = its index), then, each time its tile ids' warps
+// (TileIds) are free to publish the next tile, the next index of the counter: CTA 0's warp takes it and, in a cluster
+// of 2, hands it to CTA 1's through kTileSlots slots of shared memory (slot i % kTileSlots holds the cluster's tile
+// i + 1; indices increase, as the scheduler's cursor needs). The tile ids' warp runs a tile ahead of the readers, so
+// the counter's round trip delays no copy; a warp taking the indices for the cluster's readers (before NOTES 144 / 146)
+// took them another tile ahead of their start, holding each cluster's tiles longer from the others, and taken by the
+// producer warp the atomic followed the tile's expert-id loads (benchmarks/NOTES.md 138).
+//  - full[s], in CTA 1, completes on CTA 0's st.async bytes and CTA 1's arrival expecting them.
+//  - empty[s], in CTA 0, completes on CTA 1's warp's arrival once it read slot s.
 struct TileQueue {
   unsigned int full, empty, slots;  // shared addresses: kTileSlots barriers each, kTileSlots ints
   unsigned int* counters;           // the call site's pair of jdg_fp8_gemm_tile_counters
-  // kTileIdsWarp: the peer CTA's tile ids' warp (its own takes the index); else per CTA the consumer warps and the
-  // producer warp.
-  static constexpr unsigned int kReaderWarps = kTileIdsWarp ? kTileCtas - 1 : kTileCtas * (kNumMathThreads / 32 + 1);
 
   __device__ void init() const {
-    // (kTileIdsWarp alone in its cluster: no slot, and no arrivals for its barriers to count)
-    for (int s = 0; kReaderWarps > 0 && s < kTileSlots; ++s) {
+    // (alone in its cluster: no slot, and no arrivals for its barriers to count)
+    for (int s = 0; kTileCtas == 2 && s < kTileSlots; ++s) {
       ptx::mbarrier_init(full + 8 * s, 1);
-      ptx::mbarrier_init(empty + 8 * s, kTileCtas == 2 ? kReaderWarps : 32 * kReaderWarps);
+      ptx::mbarrier_init(empty + 8 * s, 1);
     }
   }
 
-  // The queue warp (every lane), once the readers are done with slot i % kTileSlots: tile i + 1 into it in every
-  // CTA, by one lane. Returns the tile. The warp waits as one and one lane is elected for the rest (not a branch on
-  // the lane id), so that ptxas sees the queue warp's tile walk warp-uniform.
+  // CTA 0's tile ids' warp (every lane), once CTA 1's took tile i + 1 - kTileSlots: tile i + 1 from the counter, into
+  // CTA 1's slot i % kTileSlots. Returns the tile. The warp waits as one and one lane is elected for the rest (not a
+  // branch on the lane id), so that ptxas sees the warp's tile walk warp-uniform.
   __device__ int publish(int i, int first_index) const {
     const int s = i % kTileSlots;
-    if constexpr (kReaderWarps > 0)
+    if constexpr (kTileCtas == 2)
       ptx::mbarrier_wait_warp(empty + 8 * s, ((i / kTileSlots) & 1) ^ 1u);  // a fresh barrier passes at once
     unsigned int t = 0;
     if (ptx::elect_one_sync()) {
       // Past the last tile by at most one index per cluster (each one's last fetch), held at 2^31 - 1, past every
       // tile (tiles < 2^31, checked by the host), so that the index stays a non-negative int.
       t = min(static_cast<unsigned int>(first_index) + atomicAdd(&counters[0], 1u), 0x7FFFFFFFu);
-      if constexpr (kTileIdsWarp) {  // the caller is its CTA's reader: the slot is the peer's (if any) only
-        if constexpr (kTileCtas == 2)
-          ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
-      } else if constexpr (kTileCtas == 2) {
-        // Its own CTA's slot by st.async too (a transaction on its own full barrier, which its arrival expects), not
-        // a plain store: racecheck did not take the barrier's phase as ordering a plain store before the readers'
-        // loads next to the peer's st.async (benchmarks/NOTES.md 134).
-        ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
-        ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 0), t, ptx::cluster_smem_addr(full + 8 * s, 0));
+      if constexpr (kTileCtas == 2)
         ptx::st_async_b32(ptx::cluster_smem_addr(slots + 4 * s, 1), t, ptx::cluster_smem_addr(full + 8 * s, 1));
-      } else {
-        // Alone in its cluster, a plain store and a releasing arrival: st.async wants a cluster of 2 or more CTAs
-        // (compute-sanitizer memcheck stops the kernel on it: "Cluster needs to have at least 2 blocks").
-        ptx::st_shared_b32(slots + 4 * s, t);
-        ptx::mbarrier_arrive(full + 8 * s);
-      }
     }
     __syncwarp();
     return ptx::redux_max(static_cast<int>(t));
   }
 
-  // A reader warp (every lane): the cluster's tile i + 1. `arms`: this CTA's producer warp outside the queue warp's
-  // CTA, whose arrival expects the st.async bytes. The warp waits as one (mbarrier_wait_warp), so that ptxas keeps
-  // the index, and the stage counters the tile loop carries, in uniform registers.
-  __device__ int read(int i, bool arms, int lane) const {
+  // CTA 1's tile ids' warp (every lane): the cluster's tile i + 1. It arms its full barrier for the st.async bytes and
+  // waits as one (mbarrier_wait_warp), so that ptxas keeps the index in uniform registers.
+  __device__ int read(int i, int lane) const {
     const int s = i % kTileSlots;
-    if (arms && lane == 0) ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
+    if (lane == 0) ptx::mbarrier_arrive_expect_tx(full + 8 * s, 4);
     __syncwarp();
-    ptx::mbarrier_wait_warp<kTileCtas == 2>(full + 8 * s, (i / kTileSlots) & 1);
+    ptx::mbarrier_wait_warp<true>(full + 8 * s, (i / kTileSlots) & 1);
     const int t = static_cast<int>(ptx::ld_shared_b32(slots + 4 * s));
-    if constexpr (kTileCtas == 2) {
-      __syncwarp();
-      if (lane == 0) ptx::mbarrier_arrive_cluster(empty + 8 * s, 0);
-    } else {
-      // Every lane that read the slot arrives: the queue warp's next plain store to it then follows each read through
-      // the barrier (racecheck did not order it after lanes 1-31's reads through __syncwarp and lane 0's arrival).
-      ptx::mbarrier_arrive(empty + 8 * s);
-    }
+    __syncwarp();
+    if (lane == 0) ptx::mbarrier_arrive_cluster(empty + 8 * s, 0);
     return t;
   }
 
-  // The queue warp's lane 0 after its last fetch: one more cluster done; the last one resets the counters.
+  // CTA 0's tile ids' warp's lane 0 after its last fetch: one more cluster done; the last one resets the counters.
   __device__ void finish(unsigned int clusters) const {
     __threadfence();
     if (atomicAdd(&counters[1], 1u) == clusters - 1) {
@@ -496,14 +465,15 @@ __device__ __forceinline__ void load_tile_experts(const Fp8GemmArgs& args, const
   for (int s = 0; s < kIdSlots; ++s) ids[s] = row_expert(args, tile, 32 * s + lane);
 }
 
-// Contiguous, ragged and masked: the tile ids' warp (the producer warpgroup's third) is the only one that walks the
-// CTA's tiles (with dynamic tiles, taking their indices itself: see TileQueue): it publishes each tile, its coordinates
-// (the group among them) and, contiguous, its rows' expert ids, into shared memory while the readers (the producer
-// warp and every consumer thread) work on the tile before, so that no reader waits for a global load at the tile
-// switch (the consumers' id loads came after the epilogue and before the first wgmma: ~900 cycles of the tile switch,
-// NOTES 137) nor runs the scheduler (the segment walk's key loads; the group walk's size loads and warp-collective
-// scans, NOTES 146). One slot: the warp stores tile i + 1 once every reader has copied tile i into its registers, at
-// tile i's start; past the CTA's last tile it publishes an end mark.
+// Grouped GEMMs, and dense ones with dynamic tiles (kTileIdsWarp): the tile ids' warp (the producer warpgroup's
+// third) is the only one that walks the CTA's tiles (with dynamic tiles, taking their indices itself: see
+// TileQueue): it publishes each tile, its coordinates (the group among them; k-grouped: its K range and D rows) and,
+// contiguous, its rows' expert ids, into shared memory while the readers (the producer warp and every consumer
+// thread) work on the tile before, so that no reader waits for a global load at the tile switch (the consumers' id
+// loads came after the epilogue and before the first wgmma: ~900 cycles of the tile switch, NOTES 137) nor runs the
+// scheduler (the segment walk's key loads; the group walk's size loads and warp-collective scans, NOTES 146). One
+// slot: the warp stores tile i + 1 once every reader has copied tile i into its registers, at tile i's start; past
+// the CTA's last tile it publishes an end mark.
 //  - full completes on the warp's 32 lanes' arrivals, each after its own stores;
 //  - empty completes on every reader thread's arrival, each after its own loads (so that no store of the next tile
 //    overtakes a read, for compute-sanitizer's racecheck too: NOTES 140).
@@ -525,8 +495,8 @@ struct TileIds {
   // slot; `is_tile` false: the end mark (the tile's fields and the ids unused).
   __device__ void publish(bool is_tile, const Tile& tile, const int (&ids)[kIdSlots], int lane) const {
     if (ptx::elect_one_sync()) {  // (not a branch on the lane id: see TileQueue::publish)
-      const int words[kTileIdWords] = {tile.row0, tile.rows, tile.n_block, tile.group, tile.shared_a, tile.part,
-                                       is_tile};
+      const int words[10] = {tile.row0, tile.rows, tile.n_block, tile.group, tile.shared_a, tile.part, is_tile,
+                             tile.d_row0, tile.kb0, tile.num_kb};  // the first kTileIdWords (k-grouped: all)
 #pragma unroll
       for (int w = 0; w < kTileIdWords; ++w) ptx::st_shared_b32(fields + 4 * w, static_cast<unsigned int>(words[w]));
     }
@@ -543,7 +513,8 @@ struct TileIds {
   // K loops compile as with the scheduler's tiles). Contiguous: then row(r) reads its ids, and release() ends this
   // thread's reads of the slot; the other modes end them here.
   __device__ bool take(int i, Tile& tile) const {
-    static_assert(!kTileIdsWarp || kSplitK == 1, "a published tile: D's rows A's, all K blocks");
+    static_assert(!kTileIdsWarp || kSplitK == 1, "a published tile: all K blocks, or k-grouped's published run");
+    static_assert(kTileIdWords <= 10, "TileIds::publish writes 10 words at most");
     ptx::mbarrier_wait_warp(full, i & 1);
     auto word = [&](int w) { return ptx::shfl0(static_cast<int>(ptx::ld_shared_b32(fields + 4 * w))); };
     tile.row0 = word(0);
@@ -552,8 +523,14 @@ struct TileIds {
     tile.group = kContiguous ? 0 : word(3);
     tile.shared_a = kCluster > 1 && word(4) != 0;
     tile.part = kTailSplit ? word(5) : -1;
-    tile.d_row0 = tile.row0;
-    set_k_blocks(tile, 0);
+    if constexpr (kKGrouped) {  // its K range and D rows vary per tile
+      tile.d_row0 = word(7);
+      tile.kb0 = word(8);
+      tile.num_kb = word(9);
+    } else {
+      tile.d_row0 = tile.row0;
+      set_k_blocks(tile, 0);
+    }
     const bool is_tile = word(6) != 0;
     if constexpr (!kContiguous) release();
     return is_tile;

@@ -232,7 +232,7 @@
 //    (-4.8% to +2.9%, 20 layer draws). Ragged and masked tiles are published whole by that warp too (NOTES 146:
 //    against the queue warp, the table's ragged rows and four more shapes -1.6% to +0.4%, masked in the static order
 //    -0.3% to -4.8%, one build per side, two rounds), and k-grouped ones with their K range (NOTES 147: against the
-//    queue warp, the table's k-grouped rows -1.6% to -2.2% at N = 7168, level at N = 2048). Forced elsewhere: masked
+//    queue warp, the table's k-grouped rows -1.6% / -1.8% at N = 7168, level at N = 2048). Forced elsewhere: masked
 //    -0.5% to +5.3% (their reader warps do not stay warp-uniform in ptxas's view, NOTES 134; with masked's group walk
 //    bounded as ragged's, uniform, -1.9% to +7.1%, NOTES 135; with whole tiles level with the static order but for
 //    one row, +3.5%, NOTES 146), dense -0.2% / +2.7% (from the tile ids' warp +0.4% to +4.4% more, NOTES 147); those

@@ -84,6 +84,10 @@ ab_reversed() {
   git apply -R "$1" || { echo "$1 does not reverse"; exit 1; }
   ab_sent
 }
+ab_patch_sides() {  # patch: side new = HEAD's headers where they already hold it (old = them with it reversed), else
+  # new = the headers + the patch (old = them as sent)
+  if git apply --check -R "$1" 2>/dev/null; then ab_reversed "$1" && ab_use new; else ab_patch_vs_head "$1"; fi
+}
 ab_side() {  # name, patch
   rm -rf "/tmp/ab_$1_cuda"; ab_use old
   git apply "$2" || return 1

@@ -21,11 +21,7 @@
 # reversed (the same kernels as before it; only comments differ), else as before, new = the headers + the patch.
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-if git apply --check -R benchmarks/experiments/grouped_whole_tiles.patch 2>/dev/null; then
-  ab_reversed benchmarks/experiments/grouped_whole_tiles.patch && ab_use new
-else
-  ab_patch_vs_head benchmarks/experiments/grouped_whole_tiles.patch
-fi
+ab_patch_sides benchmarks/experiments/grouped_whole_tiles.patch
 case "${1:-rows}" in
   rows)
     shapes=(contiguous masked contiguous=16,1024,4096,2048 contiguous=32,512,7168,2048 masked=32,32,4096,7168

@@ -14,13 +14,10 @@
 #                                                                grouped and configs files, 8 processes of 220 s)
 #   bash benchmarks/experiments/tile_ids_everywhere.sh sanitize  racecheck and memcheck of side new's k-grouped and
 #                                                                dynamic-tile cases
+# Landed in aa7a915 (NOTES 147): ab_patch_sides takes HEAD as side new and HEAD with the patch reversed as old.
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
-if git apply --check -R benchmarks/experiments/tile_ids_everywhere.patch 2>/dev/null; then
-  ab_reversed benchmarks/experiments/tile_ids_everywhere.patch && ab_use new
-else
-  ab_patch_vs_head benchmarks/experiments/tile_ids_everywhere.patch
-fi
+ab_patch_sides benchmarks/experiments/tile_ids_everywhere.patch
 case "${1:-rows}" in
   rows)
     shapes=(k_grouped k_grouped_bf16=16,2048,7168,1024 k_grouped_bf16=16,7168,2048,1024 k_grouped=8,2048,7168,2048

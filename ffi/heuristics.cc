@@ -235,8 +235,8 @@
 //    queue warp, the table's k-grouped rows -1.6% / -1.8% at N = 7168, level at N = 2048). Forced elsewhere: masked
 //    -0.5% to +5.3% (their reader warps do not stay warp-uniform in ptxas's view, NOTES 134; with masked's group walk
 //    bounded as ragged's, uniform, -1.9% to +7.1%, NOTES 135; with whole tiles level with the static order but for
-//    one row, +3.5%, NOTES 146), dense -0.2% / +2.7% (from the tile ids' warp +0.4% to +4.4% more, NOTES 147); those
-//    keep the static order.
+//    one row, +3.5%, NOTES 146), dense -0.2% / +2.7% (from the tile ids' warp +0.4% to +4.4% more, NOTES 147, with
+//    -1.9% / -2.8% of it back in NOTES 148); those keep the static order.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

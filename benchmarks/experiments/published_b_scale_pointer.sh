@@ -8,6 +8,8 @@
 # contiguous 256 x 128 -2 each; no spill added.
 #   bash benchmarks/experiments/published_b_scale_pointer.sh rows   two rounds: the table's masked, contiguous and ragged
 #                                                                   rows, two dense rows with dynamic tiles forced
+# Measured in NOTES 148 (grouped kernels slower, dense with dynamic tiles faster); taken for that dense form only in
+# the next commit, so the patch applies to b94902c's headers (check out b94902c's cuda/ to re-run it).
 set -uo pipefail
 source benchmarks/experiments/ab_headers.sh
 ab_patch_sides benchmarks/experiments/published_b_scale_pointer.patch

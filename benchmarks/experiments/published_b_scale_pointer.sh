@@ -6,8 +6,8 @@
 # ragged and masked kernels: masked +0.2% to +2.2%, ragged 256 x 128 +0.9% at K = 7168. Compiled (NOTES 148): dense
 # 128 x 192 split halves, dynamic 187 -> 180, masked 128 x 192 186 -> 179, masked 128 x 128 131 -> 128, ragged and
 # contiguous 256 x 128 -2 each; no spill added.
-#   bash benchmarks/experiments/published_b_scale_pointer.sh rows   two rounds: the table's masked, contiguous and ragged
-#                                                                   rows, two dense rows with dynamic tiles forced
+#   bash benchmarks/experiments/published_b_scale_pointer.sh rows  two rounds: the table's masked, contiguous and
+#                                                                  ragged rows, two dense rows with dynamic tiles forced
 # Measured in NOTES 148 (grouped kernels slower, dense with dynamic tiles faster); taken for that dense form only in
 # the next commit, so the patch applies to b94902c's headers (check out b94902c's cuda/ to re-run it).
 set -uo pipefail

@@ -495,8 +495,9 @@ struct TileIds {
   // slot; `is_tile` false: the end mark (the tile's fields and the ids unused).
   __device__ void publish(bool is_tile, const Tile& tile, const int (&ids)[kIdSlots], int lane) const {
     if (ptx::elect_one_sync()) {  // (not a branch on the lane id: see TileQueue::publish)
-      const int words[10] = {tile.row0, tile.rows, tile.n_block, tile.group, tile.shared_a, tile.part, is_tile,
-                             tile.d_row0, tile.kb0, tile.num_kb};  // the first kTileIdWords (k-grouped: all)
+      const int words[] = {tile.row0, tile.rows, tile.n_block, tile.group, tile.shared_a, tile.part, is_tile,
+                           tile.d_row0, tile.kb0, tile.num_kb};  // the first kTileIdWords (k-grouped: all)
+      static_assert(kTileIdWords <= sizeof(words) / sizeof(words[0]), "take() reads words publish() does not write");
 #pragma unroll
       for (int w = 0; w < kTileIdWords; ++w) ptx::st_shared_b32(fields + 4 * w, static_cast<unsigned int>(words[w]));
     }
@@ -514,7 +515,6 @@ struct TileIds {
   // thread's reads of the slot; the other modes end them here.
   __device__ bool take(int i, Tile& tile) const {
     static_assert(!kTileIdsWarp || kSplitK == 1, "a published tile: all K blocks, or k-grouped's published run");
-    static_assert(kTileIdWords <= 10, "TileIds::publish writes 10 words at most");
     ptx::mbarrier_wait_warp(full, i & 1);
     auto word = [&](int w) { return ptx::shfl0(static_cast<int>(ptx::ld_shared_b32(fields + 4 * w))); };
     tile.row0 = word(0);

@@ -87,7 +87,7 @@ __device__ unsigned int jdg_fp8_gemm_tile_counters[kFp8GemmTileQueues][2];
 // (TileIds) are free to publish the next tile, the next index of the counter: CTA 0's warp takes it and, in a cluster
 // of 2, hands it to CTA 1's through kTileSlots slots of shared memory (slot i % kTileSlots holds the cluster's tile
 // i + 1; indices increase, as the scheduler's cursor needs). The tile ids' warp runs a tile ahead of the readers, so
-// the counter's round trip delays no copy; a warp taking the indices for the cluster's readers (before NOTES 144 / 146)
+// the counter's round trip delays no copy; a warp taking the indices for the cluster's readers (until NOTES 144-147)
 // took them another tile ahead of their start, holding each cluster's tiles longer from the others, and taken by the
 // producer warp the atomic followed the tile's expert-id loads (benchmarks/NOTES.md 138).
 //  - full[s], in CTA 1, completes on CTA 0's st.async bytes and CTA 1's arrival expecting them.

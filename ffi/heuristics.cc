@@ -59,7 +59,8 @@
 // 256 rows G - 1: an expert boundary may cut a 256-row tile, which then takes two passes (one per expert, each with
 // half its waves idle) and costs two tiles (with the segment walk of step 11 no tile straddles, and about G / 4 would
 // be nearer; step 12 decides these groups' BLOCK_M from 384 rows on anyway). Long runs (M / G >> 256) therefore take
-// 256-row tiles, short ones 128 (short ragged ones over K >= 2048 always: step 16).
+// 256-row tiles, short ones 128 (short ragged ones over K >= 2048 always: step 16; ragged ones under 768 rows over
+// K < 6144 too: step 19).
 // Masked: G * (r / BLOCK_M + 1/2) (at most G * ceil(M / BLOCK_M)): masked_m scatters around expected_m, so a group's
 // last tile is on average half empty.
 // The grid comes from the static bound fp8_gemm_max_tiles, never from r.
@@ -134,9 +135,9 @@
 //    the fixed grid it counts).
 // 12. Contiguous and ragged groups of at least kGroupedTallMinRows = 384 rows (M / G) take 256 x 128 tiles where
 //    the cost picks that width for 256-row tiles (on narrower ones it keeps its own choice): contiguous ones where
-//    step 11's walk is on (K >= 4096), ragged ones from K >= 2048. There the cost above takes 128 x 192 / 160 / 128
-//    tiles, which it prices at 0.80 / 0.70 / 0.60 of a 256 x 128 wave; measured (66), 128 x 192 / 160 waves took
-//    0.82-0.97 of its time.
+//    step 11's walk is on (K >= 4096), ragged ones from K >= 2048 (under K = 6144 from 768 rows: step 19). There the
+//    cost above takes 128 x 192 / 160 / 128 tiles, which it prices at 0.80 / 0.70 / 0.60 of a 256 x 128 wave;
+//    measured (66), 128 x 192 / 160 waves took 0.82-0.97 of its time.
 //    Why is not known: every B tile serves half as many rows, which the model counts only through kTileOverhead.
 //    Measured on an H100, one build, two rounds, 256 x 128 against the previous picks (benchmarks/NOTES.md 66, 67;
 //    G x nominal rows x N x K, groups drawn in [0.7, 1.3] x nominal, contiguous ones padded to 128 rows, M / G in
@@ -151,7 +152,7 @@
 //    (296) and +6.6% (336) at N = 4096, K = 7168, -0.5% (373) and +3.1% (325) at K = 4096; ragged (307-318) +3.4% at
 //    K = 2048, +5.2% at K = 4096, -2.4% at K = 7168. Nor contiguous at K = 2048 (the fixed grid, whose 256-row tiles
 //    straddle experts): +6% to +49%.
-//    Contiguous groups over K < kContiguousTallAnyKBlocks K blocks take 256-row tiles only where a group's output (M /
+//    Contiguous groups over K < kTallAnyKBlocks K blocks take 256-row tiles only where a group's output (M /
 //    G x N, padding included) exceeds kContiguousTallMinOutput. On an H200 (benchmarks/NOTES.md 87: contiguous groups
 //    of 384-2048 rows at N = 2048 / 4096 / 7168 and K = 4096 / 5120 / 7168, and published models' MoE layers; one
 //    build, the 256-row pick against the cost's 128-row tiles, 128 x 192 / 160 / 128) the 128-row ones ran 0.3-16%
@@ -237,6 +238,16 @@
 //    bounded as ragged's, uniform, -1.9% to +7.1%, NOTES 135; with whole tiles level with the static order but for
 //    one row, +3.5%, NOTES 146), dense -0.2% / +2.7% (from the tile ids' warp +0.4% to +4.4% more, NOTES 147, with
 //    -1.9% / -2.8% of it back in NOTES 148); those keep the static order.
+// 19. Ragged groups of fewer than kRaggedShortKTallMinRows = 768 rows (M / G) over K < 6144 (kTallAnyKBlocks) take
+//    128-row tiles, where step 12 (from 384 rows over K >= 2048) or the cost (under K = 2048) took 256 x 128. Each
+//    ragged group ends in a partial tile, which wastes on average half a tile: at 256 rows a larger share of a small
+//    group, and over short K the 256-row tiles' faster K loop does not win it back. Measured on an H200
+//    (benchmarks/NOTES.md 150; one build, the default against DG_TUNE_BLOCK_M=128, i.e. this step's 128 x 192 / 160
+//    tiles, two rounds within 0.8%): in sample (even draws of 384-2048-row groups at K = 2048-5120, published models'
+//    MoE layers) 128-row tiles ran -0.4% to -9.2% on all 14 rows of ~512-row groups, -2.9% to +1.9% at 384 rows, but
+//    +1.4% to +7.2% on 7 of 8 rows from 1024 rows, +2.2% at K = 7168 (512 rows) and +6.7% to +10.0% on Mixtral's
+//    2048-row groups; held out (16 rows of 256-740-row groups at K = 1024-5120, even and skewed draws) -2.3%
+//    geometric mean, -9.6% to +3.4%, 9 faster, 576-740-row groups level (+0.1%, 3 of 8 faster).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -431,16 +442,25 @@ constexpr std::int64_t kMaskedTallMinRows = 512;
 // Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows take 256-row tiles: contiguous ones
 // where their tiles walk expert segments (step 11: the fixed grid's straddling tiles lose at K = 2048), ragged ones
 // from K >= 2048 (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
+// Under kTallAnyKBlocks K blocks a bound applies: contiguous groups' output, ragged groups' rows (step 19).
 constexpr std::int64_t kGroupedTallMinRows = 384;
 constexpr std::int64_t kRaggedTallMinKBlocks = 16;  // K >= 2048
-constexpr std::int64_t kContiguousTallAnyKBlocks = 48;            // K >= 6144
+constexpr std::int64_t kTallAnyKBlocks = 48;        // K >= 6144
 constexpr std::int64_t kContiguousTallMinOutput = 4 << 20;  // rows (M / G, padding included) x N per group
+constexpr std::int64_t kRaggedShortKTallMinRows = 768;      // step 19
+// Ragged groups that take 128-row tiles only: short ones over K >= 2048 (step 16), and those under
+// kRaggedShortKTallMinRows rows over K < 6144 (step 19).
+bool ragged_128_rows_only(std::int64_t rows, std::int64_t k) {
+  const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
+  return (rows < kGroupedTallMinRows && k_blocks >= kRaggedTallMinKBlocks) ||
+         (rows < kRaggedShortKTallMinRows && k_blocks < kTallAnyKBlocks);
+}
 bool grouped_tall(int mode, std::int64_t rows, std::int64_t n, std::int64_t k) {
   if (rows < kGroupedTallMinRows) return false;
   if (mode == kFp8GemmContiguous)
     return segments_pay(mode, 256, k) &&
-           (ceil_div(k, kFp8BlockK) >= kContiguousTallAnyKBlocks || rows * n > kContiguousTallMinOutput);
-  return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks;
+           (ceil_div(k, kFp8BlockK) >= kTallAnyKBlocks || rows * n > kContiguousTallMinOutput);
+  return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks && !ragged_128_rows_only(rows, k);
 }
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
@@ -565,8 +585,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
 // Steps 1-4 over the BLOCK_M candidates for `rows` rows per group (the M blocks of candidate BLOCK_M: m_blocks_of).
 template <typename MBlocks>
 Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_of) {
-  const bool no_256 = at_most_128_rows(p.mode) ||  // step 16's short ragged groups over K >= 2048 included
-                      (p.short_ragged && ceil_div(p.k, kFp8BlockK) >= kRaggedTallMinKBlocks);
+  const bool no_256 = at_most_128_rows(p.mode) || (p.mode == kFp8GemmRagged && ragged_128_rows_only(rows, p.k));
   const int candidates[] = {rows <= 64 ? 64 : 128, rows > 128 && !no_256 ? 256 : 0};
   const int forced_m = env::tune_block_m(), forced_n = env::tune_block_n();
   if (forced_m > 0 && !fp8_gemm_block_m_supported(forced_m))  // forcing may pick what the search would not

@@ -1050,8 +1050,8 @@ def test_short_ragged_groups_take_128_row_tiles(monkeypatch):
                           (32, 130, 7168, 2048), (64, 128, 2880, 2880), (64, 128, 2048, 4096)]:
         c = _grouped("ragged", g * rows, n, k, g)
         assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
-    # shorter K keeps the cost's choice between 128- and 256-row tiles (groups just over 128 rows: 256 x 128) ...
-    assert _grouped("ragged", 32 * 129, 4096, 1536, 32)["block_m"] == 256
+    # shorter K takes 128-row tiles by step 19 (groups just over 128 rows, whose cost alone picks 256 x 128) ...
+    assert _grouped("ragged", 32 * 129, 4096, 1536, 32)["block_m"] == 128
     # ... with unrounded waves there too (4096 rows over 32 groups: 128 x 192, not 128 x 128)
     assert _grouped("ragged", 32 * 128, 4096, 1536, 32)["block_n"] == 192
     # contiguous groups of those sizes keep rounded waves (their count, of padded 128-row blocks, is exact): 128 x 128
@@ -1061,9 +1061,33 @@ def test_short_ragged_groups_take_128_row_tiles(monkeypatch):
     assert _grouped("ragged", 16 * 256, 2048, 4096, 16)["block_m"] == 256
 
 
+def test_ragged_groups_under_768_rows_over_short_k_take_128_row_tiles(monkeypatch):
+    """Step 19: ragged groups of fewer than 768 rows (M / G) over K < 6144 take 128-row tiles, where step 12 (from 384
+    rows over K >= 2048) or the cost (K < 2048) took 256 x 128: a group's partial last tile wastes twice the rows at
+    256, and over short K the faster 256-row loop does not win it back (H200, NOTES 150: 128 x 192 -0.4% to -9.2% on
+    every ~512-row group at K = 2048-5120, held out -2.3% geometric mean over 16 rows). Rows as the host sees them
+    (M / G) in the measured runs."""
+    moved = [(16, 512, 3072, 4096), (32, 512, 7168, 2048), (16, 448, 2560, 2560), (32, 512, 1536, 2048),
+             (16, 400, 6144, 4608), (8, 740, 7168, 2048), (12, 704, 2048, 5120), (16, 256, 4096, 1024),
+             (128, 256, 2048, 768), (32, 384, 3072, 1792)]
+    for g, rows, n, k in moved:
+        c = _grouped("ragged", g * rows, n, k, g)
+        assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
+    # from 768 rows, and over K >= 6144 from 384, step 12's 256 x 128 stays (1024 rows: 128-row tiles +1.4% to +7.2%;
+    # 512 rows at K = 7168: +2.2%); contiguous groups keep their own bound (output over 4 Mi elements)
+    for grouping, g, rows, n, k in [("ragged", 16, 768, 3072, 4096), ("ragged", 16, 800, 3072, 4096),
+                                    ("ragged", 32, 512, 4096, 7168), ("ragged", 8, 2048, 28672, 4096),
+                                    ("contiguous", 12, 640, 7168, 4096)]:
+        c = _grouped(grouping, g * rows, n, k, g)
+        assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")  # a forced BLOCK_M still wins
+    assert _grouped("ragged", 16 * 512, 3072, 4096, 16)["block_m"] == 256
+
+
 def test_mid_size_groups_take_256_row_tiles(monkeypatch):
     """Step 12: contiguous groups of >= 384 rows over K >= 4096 (where their tiles walk segments; below K = 6144 only
-    for outputs over 4 Mi elements per group, NOTES 87) and ragged ones over K >= 2048 take 256-row tiles, which
+    for outputs over 4 Mi elements per group, NOTES 87) and ragged ones over K >= 2048 (below K = 6144 only from 768
+    rows, step 19) take 256-row tiles, which
     measured up to 17% faster than the 128 x 192 / 160 / 128 ones the cost alone picks there (benchmarks/NOTES.md 66,
     67); shorter groups and shorter K keep the cost's choice, and a forced BLOCK_M still wins. Rows per group as the
     host sees them (M / G) in the measured runs."""
@@ -1073,8 +1097,8 @@ def test_mid_size_groups_take_256_row_tiles(monkeypatch):
         for g, rows, n, k in measured:
             c = _grouped(grouping, g * rows, n, k, g)
             assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
-    for grouping, g, rows, n, k in [("contiguous", 24, 384, 4096, 7168), ("ragged", 8, 517, 7168, 2048),
-                                    ("ragged", 8, 1127, 4096, 2048), ("ragged", 16, 385, 7168, 2048)]:
+    for grouping, g, rows, n, k in [("contiguous", 24, 384, 4096, 7168), ("ragged", 8, 1127, 4096, 2048),
+                                    ("ragged", 16, 1024, 4096, 4096), ("ragged", 12, 896, 5120, 2048)]:
         c = _grouped(grouping, g * rows, n, k, g)
         assert (c["block_m"], c["block_n"]) == (256, 128), (grouping, g, rows, n, k, c)
     # the cost's picks where step 12 does not apply: shorter groups; contiguous K = 2048 (no segment walk there)

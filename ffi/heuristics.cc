@@ -244,10 +244,10 @@
 //    group, and over short K the 256-row tiles' faster K loop does not win it back. Measured on an H200
 //    (benchmarks/NOTES.md 150; one build, the default against DG_TUNE_BLOCK_M=128, i.e. this step's 128 x 192 / 160
 //    tiles, two rounds within 0.8%): in sample (even draws of 384-2048-row groups at K = 2048-5120, published models'
-//    MoE layers) 128-row tiles ran -0.4% to -9.2% on all 14 rows of ~512-row groups, -2.9% to +1.9% at 384 rows, but
-//    +1.4% to +7.2% on 7 of 8 rows from 1024 rows, +2.2% at K = 7168 (512 rows) and +6.7% to +10.0% on Mixtral's
-//    2048-row groups; held out (16 rows of 256-740-row groups at K = 1024-5120, even and skewed draws) -2.3%
-//    geometric mean, -9.6% to +3.4%, 9 faster, 576-740-row groups level (+0.1%, 3 of 8 faster).
+//    MoE layers) 128-row tiles ran -0.4% to -9.2% on all 12 rows of ~512-row groups at K = 2048-5120, -2.9% to +1.9%
+//    at 384 rows, but -1.4% to +7.2% (11 of 12 slower) from 1024 rows, +2.2% at K = 7168 (512 rows) and +6.7% to
+//    +10.0% on Mixtral's 2048-row groups; held out (16 rows of 256-740-row groups at K = 1024-5120, even and skewed
+//    draws) -2.3% geometric mean, -9.6% to +3.4%, 9 faster, 576-740-row groups level (+0.1%, 3 of 8 faster).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

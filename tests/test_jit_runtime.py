@@ -1073,7 +1073,7 @@ def test_ragged_groups_under_768_rows_over_short_k_take_128_row_tiles(monkeypatc
     for g, rows, n, k in moved:
         c = _grouped("ragged", g * rows, n, k, g)
         assert (c["block_m"], c["block_n"]) == (128, 192), (g, rows, n, k, c)
-    # from 768 rows, and over K >= 6144 from 384, step 12's 256 x 128 stays (1024 rows: 128-row tiles +1.4% to +7.2%;
+    # from 768 rows, and over K >= 6144 from 384, step 12's 256 x 128 stays (1024 rows: 128-row tiles -1.4% to +7.2%;
     # 512 rows at K = 7168: +2.2%); contiguous groups keep their own bound (output over 4 Mi elements)
     for grouping, g, rows, n, k in [("ragged", 16, 768, 3072, 4096), ("ragged", 16, 800, 3072, 4096),
                                     ("ragged", 32, 512, 4096, 7168), ("ragged", 8, 2048, 28672, 4096),

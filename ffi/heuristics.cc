@@ -82,7 +82,8 @@
 //    would take 256 x 64 there). Checked again on an H200 (NOTES 95: 128 x 128 / 160 / 192 and 256 x 128 forced over
 //    six masked_m draws of nine shapes): these picks were the fastest static choice or within 2.2% of it on eight
 //    shapes (4 x 256 x 4096 x 7168: 128 x 192 6.4% faster), but the fastest tile changes with the draw (up to 39%),
-//    and wider masked tiles for groups of 129-511 rows over long K lost 0.3% on shapes held out: not taken.
+//    and wider masked tiles for groups of 129-511 rows over long K lost 0.3% on shapes held out: not taken (at
+//    N >= 4096 they are: step 20).
 // 7. The accumulator pipeline (two accumulators per consumer, fp8_gemm_acc_pipeline_supported: tiles up to
 //    128 x 128) is on wherever it applies (k-grouped too since its promotion stopped spilling: +2-4%, NOTES 13);
 //    DG_TUNE_ACC_PIPELINE=0 / 1 turns it off / on everywhere it applies. Its kernels with at least
@@ -248,6 +249,16 @@
 //    at 384 rows, but -1.4% to +7.2% (11 of 12 slower) from 1024 rows, +2.2% at K = 7168 (512 rows) and +6.7% to
 //    +10.0% on Mixtral's 2048-row groups; held out (16 rows of 256-740-row groups at K = 1024-5120, even and skewed
 //    draws) -2.3% geometric mean, -9.6% to +3.4%, 9 faster, 576-740-row groups level (+0.1%, 3 of 8 faster).
+// 20. Masked groups of 129-511 expected rows (kMaskedMidMinRows up to kMaskedTallMinRows) over K that the tail split
+//    takes, with N >= kMaskedMidMinN = 4096 and rows of whole 32-byte sectors, take 128 x 192 tiles (with the tail
+//    split) rather than step 6's 128 x 128: a third fewer N blocks, so each group's A rows are copied by fewer tiles
+//    (that this is why it pays is not measured). Measured on an H200 (benchmarks/NOTES.md 152; one build per side, two
+//    rounds, four masked_m draws per shape, expected_m hint 1.2 x nominal): in sample 4 x 256 x 4096 x 7168 -7.3%
+//    geometric mean (-12.2% to +1.3% per draw), four more -1.4% to -4.8%; held out six shapes at N = 4096-7168,
+//    K = 4096-7168 -2.5% on average (-6.2% to +1.5%; 8 x 192 x 4096 x 7168 the one slower); 8 x 128 (hint 153)
+//    -1.8%. The N bound is empirical: NOTES 95's wider rule lost +5.8% on 16 x 192 x 2048 x 7168, though 192-wide
+//    tiles pad N = 2048 and N = 4096 alike (3%); why that shape lost is not measured. K whose rows cross sectors
+//    takes clusters there (step 5), which exclude the tail split: unmeasured with these tiles, so left out.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -439,6 +450,11 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
+// Step 20: masked groups of kMaskedMidMinRows up to kMaskedTallMinRows rows over the tail split's K, N >= kMaskedMidMinN
+// and rows of whole sectors take 128 x kMaskedMidBlockN.
+constexpr std::int64_t kMaskedMidMinRows = 129;
+constexpr std::int64_t kMaskedMidMinN = 4096;
+constexpr int kMaskedMidBlockN = 192;
 // Step 12: contiguous and ragged groups of at least kGroupedTallMinRows rows take 256-row tiles: contiguous ones
 // where their tiles walk expert segments (step 11: the fixed grid's straddling tiles lose at K = 2048), ragged ones
 // from K >= 2048 (not where DG_TUNE_BLOCK_M forces a BLOCK_M, nor DG_TUNE_BLOCK_N a width over 128: see choose_all).
@@ -594,12 +610,16 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   Fp8GemmConfig best;
   std::int64_t best_last_wave = -1;
   // (Only where the tail split will be on: not with it turned off, nor in forced clusters, which exclude it.)
-  const bool masked_tall = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && env::tune_cluster() != 2 &&
-                           rows >= kMaskedTallMinRows && p.n >= 128;
+  const bool tail_split_on = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && env::tune_cluster() != 2;
+  const bool masked_tall = tail_split_on && rows >= kMaskedTallMinRows && p.n >= 128;
+  const bool masked_mid = tail_split_on && rows >= kMaskedMidMinRows && rows < kMaskedTallMinRows &&
+                          p.n >= kMaskedMidMinN && !rows_cross_sectors(p.k);  // step 20
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && forced_n == 0) {
     choose(p, 256, m_blocks_of(256), best, best_last_wave, 128);
+  } else if (masked_mid && forced_n == 0) {
+    choose(p, 128, m_blocks_of(128), best, best_last_wave, kMaskedMidBlockN);
   } else {
     // Step 12 where the cost's 256-row pick is 128 wide (or the forced width): the tiles it was measured on. (A forced
     // width over 128 needs 128-row tiles.)

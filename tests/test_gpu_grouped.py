@@ -126,6 +126,9 @@ def test_contiguous(name):
     if name == "long_k_segments":
         c = _default_config("contiguous", m, n, k, g)
         assert (c["block_m"], c["segments"]) == (256, True), c
+    if name == "mid_groups":
+        c = _default_config("masked", m, n, k, g, expected_m=expected_m)
+        assert (c["block_m"], c["block_n"], c["tail_split"]) == (128, 192, True), c
     if name == "rows_crossing_sectors":
         c = _default_config("contiguous", m, n, k, g)
         assert (c["block_m"], c["cluster"]) == (128, 2), c
@@ -226,6 +229,9 @@ def test_ragged(name):
     fn = jax.jit(dg.fp8_grouped_gemm_nt)
     if name == "skewed_and_empty":
         assert _uses_kernel(dg.fp8_grouped_gemm_nt, a, b, sizes, grouping="ragged")
+    if name == "mid_groups":
+        c = _default_config("masked", m, n, k, g, expected_m=expected_m)
+        assert (c["block_m"], c["block_n"], c["tail_split"]) == (128, 192, True), c
     if name == "rows_crossing_sectors":
         c = _default_config("ragged", m, n, k, g)
         assert (c["block_m"], c["cluster"]) == (128, 2), c
@@ -286,6 +292,8 @@ MASKED = {
     # (few tiles: every one split over a pair of CTAs)
     "tall_tiles": (2, 1024, 256, 4096, [1000, 517], 600),
     "tall_tiles_hostile": (3, 600, 256, 4096, [INT32_MAX, -7, 300], 512),
+    # groups of 129-511 expected rows over the tail split's K at N >= 4096: 128 x 192 tiles with the tail split (step 20)
+    "mid_groups": (4, 384, 4096, 4096, [INT32_MAX, -3, 217, 129], 256),
     # rows crossing 32-byte sectors (K % 32 != 0) over two waves: clusters of 2 by default (heuristics.cc, step 5)
     "rows_crossing_sectors": (4, 256, 4096, 2000, [256, 100, 0, 255], 128),
 }
@@ -304,6 +312,9 @@ def test_masked(name):
     if name.startswith("tall_tiles"):
         c = _default_config("masked", m, n, k, g, expected_m=expected_m)
         assert (c["block_m"], c["block_n"], c["tail_split"]) == (256, 128, True), c
+    if name == "mid_groups":
+        c = _default_config("masked", m, n, k, g, expected_m=expected_m)
+        assert (c["block_m"], c["block_n"], c["tail_split"]) == (128, 192, True), c
     if name == "rows_crossing_sectors":
         c = _default_config("masked", m, n, k, g, expected_m=expected_m)
         assert c["cluster"] == 2, c

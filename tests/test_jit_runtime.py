@@ -704,13 +704,13 @@ def test_tune_paired_stages(monkeypatch):
         assert c["acc_pipeline"] and c["stages"] >= 10 and c["paired_stages"], c
     # ... not with fewer (masked 128 x 128: 5, dense 128 x 64: 8), nor without the pipeline (256-row tiles)
     masked = dict(grouping="masked", num_groups=4, expected_m=256)
-    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, **masked)
+    c = _C.select_fp8_gemm_config(4096, 4096, 2048, 132, **masked)
     assert c["acc_pipeline"] and c["stages"] < 10 and not c["paired_stages"], c
     c = _C.select_fp8_gemm_config(128, 7168, 2048, 132)
     assert c["acc_pipeline"] and c["stages"] < 10 and not c["paired_stages"], c
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["paired_stages"]
     monkeypatch.setenv("DG_TUNE_PAIRED_STAGES", "1")  # forced: every pipelined kernel with >= 4 stages
-    assert _C.select_fp8_gemm_config(4096, 4096, 7168, 132, **masked)["paired_stages"]
+    assert _C.select_fp8_gemm_config(4096, 4096, 2048, 132, **masked)["paired_stages"]
     assert not _C.select_fp8_gemm_config(4096, 7168, 16384, 132)["paired_stages"]
     monkeypatch.setenv("DG_TUNE_PAIRED_STAGES", "0")
     assert not _C.select_fp8_gemm_config(64, 2112, 7168, 132)["paired_stages"]
@@ -898,6 +898,32 @@ def test_masked_and_k_grouped_tile_limits(grouping, monkeypatch):
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")
     assert _C.select_fp8_gemm_config(4096, 7168, 4 * 4096, 132, num_groups=4, **kwargs)["block_m"] == 256
+
+
+def test_masked_mid_groups_take_192_wide_tiles(monkeypatch):
+    """Step 20: masked groups of 129-511 expected rows over the tail split's K at N >= 4096 take 128 x 192 (measured
+    faster in benchmarks/NOTES.md 152); N = 2048, K = 2048, rows crossing sectors and 512 rows keep their tiles."""
+    def pick(g, expected_m, n, k):
+        c = _C.select_fp8_gemm_config(4096, n, k, 132, grouping="masked", num_groups=g, expected_m=expected_m)
+        return c["block_m"], c["block_n"], c["tail_split"]
+    for g, expected_m, n, k in [(4, 307, 4096, 7168), (8, 384, 7168, 4096), (6, 360, 5120, 5120), (8, 153, 4096, 7168),
+                                (32, 129, 4096, 4096), (4, 511, 4096, 7168)]:
+        assert pick(g, expected_m, n, k) == (128, 192, True), (g, expected_m, n, k)
+    assert pick(4, 128, 4096, 7168)[1] <= 128  # one 128-row tile per group: step 6
+    assert pick(4, 512, 4096, 7168) == (256, 128, True)  # step 6's tall groups
+    assert pick(16, 230, 2048, 7168)[:2] == (128, 128)  # N = 2048: measured slower
+    assert pick(4, 307, 4096, 2048) == (128, 128, False)  # no tail split at K = 2048
+    assert pick(4, 307, 4096, 6000)[:2] == (128, 128)  # rows crossing sectors: clusters, unmeasured with 192
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
+    assert pick(4, 307, 4096, 7168)[:2] == (128, 128)
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")
+    assert pick(4, 307, 4096, 7168) == (128, 192, True)
+    monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", "128")  # a forced width wins
+    assert pick(4, 307, 4096, 7168)[:2] == (128, 128)
+    monkeypatch.delenv("DG_TUNE_BLOCK_N")
+    monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
+    assert pick(4, 307, 4096, 7168)[:2] == (256, 128)
 
 
 def test_masked_counts_half_a_partial_tile_per_group():

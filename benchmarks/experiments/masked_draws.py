@@ -6,7 +6,8 @@ host's configuration only on expected_m), for comparing DG_TUNE_* settings set b
 (GxExNxK: shapes to run instead of SHAPES, e.g. 8x256x4096x7168.)
 
 JDG_NUM_SMS=S runs them on S SMs (set_num_sms); JDG_SHAPES=i,j,... only those of SHAPES; JDG_EXACT=1 takes
-masked_m = expected in every group (one draw of whole 128-row blocks; an even count per group where expected >= 256).
+masked_m = expected in every group (one draw of whole 128-row blocks; an even count per group where expected >= 256);
+JDG_MASKED_M=r0,r1,... that one draw (labelled "given", e.g. the benchmark table's) instead of the random ones.
 
 One line per (shape, draw): the masked_m drawn as the benchmark draws them (uniform in [0.7, 1.3] x expected, seed =
 the draw), the M blocks of 128 rows they make, the kernel time and the tile the model picks.
@@ -40,11 +41,15 @@ for g, expected, n, k in SHAPES:
     c = _C.select_fp8_gemm_config(bg.MASKED_MAX_M, n, k, get_num_sms(), grouping="masked",
                                   num_groups=g, expected_m=hint)
     tile = f"{c['block_m']}x{c['block_n']}" + (" tail" if c["tail_split"] else "")
-    for draw in range(draws):
-        rng = np.random.default_rng(draw)
+    given = os.environ.get("JDG_MASKED_M")
+    for draw in ["given"] if given else range(draws):
+        rng = np.random.default_rng(0 if given else draw)
         masked_m = np.asarray([int(expected * rng.uniform(0.7, 1.3)) for _ in range(g)], np.int32)
         if os.environ.get("JDG_EXACT"):
             masked_m = np.full(g, expected, np.int32)
+        if given:
+            masked_m = np.asarray([int(r) for r in given.split(",")], np.int32)
+            assert masked_m.shape == (g,), f"JDG_MASKED_M has {masked_m.size} sizes for {g} groups"
         us = bg._timed(fn, (a, b, jnp.asarray(masked_m)), 20)["us"]
         m_blocks = int(sum(-(-int(r) // 128) for r in masked_m))
         tflops = 2.0 * int(masked_m.sum()) * n * k / us / 1e6

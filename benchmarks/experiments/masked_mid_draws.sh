@@ -7,15 +7,25 @@
 # Predicted: the table's draw +2% to +8% (a 10-block draw: 220 tiles of 192 leave 88 in the last round, more than the
 # tail split evens out over 132 SMs, where 320 tiles of 128 leave 56); over the twelve draws 4 x 256 x 4096 x 7168
 # -3% to -6% geometric mean (9- and 11-block draws faster, 10-block ones level or slower), the others -2% to -6%.
+# With arguments (DRAWS SHAPE...): those shapes over that many draws instead, without the table's draw. Mixtral's
+# decode layers (8 experts, ~128 rows each: hint 153; up 28672 x 4096, down 4096 x 14336) and the same at 256 rows:
+#   bash benchmarks/experiments/masked_mid_draws.sh 6 8x128x28672x4096 8x128x4096x14336 8x256x28672x4096 \
+#     8x256x4096x14336
+# Predicted (before that run): the 128-row ones read 0.9 / 0.5 GB of weights for ~1000 rows, near HBM's pace with
+# either tile: within 3%; the 256-row ones -2% to -5%.
 #   bash benchmarks/experiments/masked_mid_draws.sh; python benchmarks/experiments/masked_ab.py $OUT/rows.txt
 . "$(dirname "$0")/prelude.sh"
 build
+draws=${1:-12}
+shapes=("${@:2}")
+[ ${#shapes[@]} -eq 0 ] && shapes=(4x256x4096x7168 8x256x4096x7168 12x224x6144x4096)
 for round in 1 2; do
   for side in new old; do
     setting=()
     [ "$side" = old ] && setting=(DG_TUNE_BLOCK_N=128)
-    env "${setting[@]}" timeout -k 5 150 python benchmarks/experiments/masked_draws.py 12 4x256x4096x7168 \
-      8x256x4096x7168 12x224x6144x4096 | sed "s/^/$side$round /" | tee -a "$OUT/rows.txt"
+    env "${setting[@]}" timeout -k 5 150 python benchmarks/experiments/masked_draws.py "$draws" "${shapes[@]}" |
+      sed "s/^/$side$round /" | tee -a "$OUT/rows.txt"
+    [ $# -gt 0 ] && continue
     env "${setting[@]}" JDG_MASKED_M=284,238,199,290 timeout -k 5 60 python benchmarks/experiments/masked_draws.py 1 \
       4x256x4096x7168 | sed "s/^/$side$round /" | tee -a "$OUT/rows.txt"
   done

@@ -10,6 +10,8 @@
 # 4096 x 7168 (outside the rule).
 # Predicted (written before the run): 4 x 256 x 4096 x 7168 -6% to -9%; the other in-sample shapes -4% to +1% (95:
 # -3.6%, -1.1%, +0.4%, +0.7%); held out -2% on average, -6% to +3% per shape; controls within 1%.
+# (Run in session 105, NOTES 152. The rule sees the hint, 1.2 x nominal: 4 x 448's 537 is step 6's, so not moved, and
+# the control 8 x 128's 153 is inside the rule.)
 # One call (estimated at 6-8 minutes): two rounds, one build per side, masked_draws.py over four draws.
 #   bash benchmarks/experiments/masked_mid_n4096.sh; python benchmarks/experiments/masked_ab.py $OUT/rows.txt
 . "$(dirname "$0")/prelude.sh"

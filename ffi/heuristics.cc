@@ -256,8 +256,9 @@
 //    rounds, four masked_m draws per shape, expected_m hint 1.2 x nominal): in sample 4 x 256 x 4096 x 7168 -7.3%
 //    geometric mean (-12.2% to +1.3% per draw), four more -1.4% to -4.8%; held out six shapes at N = 4096-7168,
 //    K = 4096-7168 -2.5% on average (-6.2% to +1.5%; 8 x 192 x 4096 x 7168 the one slower); 8 x 128 (hint 153)
-//    -1.8%; twelve more draws of three of them -2.5% to -5.5%, Mixtral's decode layers (8 experts, N x K 28672 x 4096
-//    and 4096 x 14336, 128 / 256 rows) -2.0% to -7.7%. The N bound is empirical: NOTES 95's wider rule lost +5.8% on 16 x 192 x 2048 x 7168, though 192-wide
+//    -1.8%. Twelve more draws of three of them -2.5% to -5.5% (per draw up to +4.6%, as on the benchmark table's
+//    draw, +4.4%), Mixtral's decode layers (8 experts, N x K 28672 x 4096 and 4096 x 14336, 128 / 256 rows) -2.0% to
+//    -7.7%. The N bound is empirical: NOTES 95's wider rule lost +5.8% on 16 x 192 x 2048 x 7168, though 192-wide
 //    tiles pad N = 2048 and N = 4096 alike (3%); why that shape lost is not measured. K whose rows cross sectors
 //    takes clusters there (step 5), which exclude the tail split: unmeasured with these tiles, so left out.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
@@ -451,8 +452,8 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // ... but for masked groups expected to fill two 256-row tiles, over K that the tail split takes (step 10): those
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
-// Step 20: masked groups of kMaskedMidMinRows up to kMaskedTallMinRows rows over the tail split's K, N >= kMaskedMidMinN
-// and rows of whole sectors take 128 x kMaskedMidBlockN.
+// Step 20: masked groups of kMaskedMidMinRows up to kMaskedTallMinRows rows over the tail split's K, N >=
+// kMaskedMidMinN and rows of whole sectors take 128 x kMaskedMidBlockN.
 constexpr std::int64_t kMaskedMidMinRows = 129;
 constexpr std::int64_t kMaskedMidMinN = 4096;
 constexpr int kMaskedMidBlockN = 192;

@@ -292,7 +292,8 @@ MASKED = {
     # (few tiles: every one split over a pair of CTAs)
     "tall_tiles": (2, 1024, 256, 4096, [1000, 517], 600),
     "tall_tiles_hostile": (3, 600, 256, 4096, [INT32_MAX, -7, 300], 512),
-    # groups of 129-511 expected rows over the tail split's K at N >= 4096: 128 x 192 tiles with the tail split (step 20)
+    # groups of 129-511 expected rows over the tail split's K at N >= 4096: 128 x 192 tiles with the tail split
+    # (heuristics.cc, step 20)
     "mid_groups": (4, 384, 4096, 4096, [INT32_MAX, -3, 217, 129], 256),
     # rows crossing 32-byte sectors (K % 32 != 0) over two waves: clusters of 2 by default (heuristics.cc, step 5)
     "rows_crossing_sectors": (4, 256, 4096, 2000, [256, 100, 0, 255], 128),

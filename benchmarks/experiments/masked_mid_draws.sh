@@ -13,6 +13,12 @@
 #     8x256x4096x14336
 # Predicted (before that run): the 128-row ones read 0.9 / 0.5 GB of weights for ~1000 rows, near HBM's pace with
 # either tile: within 3%; the 256-row ones -2% to -5%.
+# JDG_NEW_SETTING=DG_TUNE_BLOCK_N=192: the "new" side forced to 128 x 192 too, for shapes outside step 20's bounds.
+# Step 20's N bound (NOTES 152, after its run), six draws:
+#   JDG_NEW_SETTING=DG_TUNE_BLOCK_N=192 bash benchmarks/experiments/masked_mid_draws.sh 6 16x160x3072x4096 \
+#     16x256x3072x4096 8x256x3072x7168 4x256x2560x7168 8x256x2048x7168 16x192x2048x7168
+# Predicted (before that run): N = 3072 (192-wide tiles pad nothing, 128-wide 24 N blocks) -2% to -5%; N = 2560 (5%
+# padding) -2% to +2%; N = 2048 +2% to +6% (NOTES 95: 16 x 192 x 2048 x 7168 +5.8%).
 #   bash benchmarks/experiments/masked_mid_draws.sh; python benchmarks/experiments/masked_ab.py $OUT/rows.txt
 . "$(dirname "$0")/prelude.sh"
 build
@@ -22,6 +28,7 @@ shapes=("${@:2}")
 for round in 1 2; do
   for side in new old; do
     setting=()
+    [ "$side" = new ] && [ -n "${JDG_NEW_SETTING:-}" ] && setting=("$JDG_NEW_SETTING")
     [ "$side" = old ] && setting=(DG_TUNE_BLOCK_N=128)
     env "${setting[@]}" timeout -k 5 150 python benchmarks/experiments/masked_draws.py "$draws" "${shapes[@]}" |
       sed "s/^/$side$round /" | tee -a "$OUT/rows.txt"

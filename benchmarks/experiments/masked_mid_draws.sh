@@ -19,6 +19,11 @@
 #     16x256x3072x4096 8x256x3072x7168 4x256x2560x7168 8x256x2048x7168 16x192x2048x7168
 # Predicted (before that run): N = 3072 (192-wide tiles pad nothing, 128-wide 24 N blocks) -2% to -5%; N = 2560 (5%
 # padding) -2% to +2%; N = 2048 +2% to +6% (NOTES 95: 16 x 192 x 2048 x 7168 +5.8%).
+# The tail split under K = 4096 (step 10 measured K = 2048 +4% on older kernels), default tiles on both sides:
+#   JDG_NEW_SETTING=DG_TUNE_TAIL_SPLIT=1 bash benchmarks/experiments/masked_mid_draws.sh 6 1x1024x7168x2048 \
+#     2x512x7168x2048 4x256x7168x2048 8x128x7168x2048 32x32x7168x2048 16x64x5760x2880
+# Predicted (before that run): -3% to +4% per shape; the shapes whose last round is a small share of several (4 x 256:
+# ~560 tiles, 32 in the last of five rounds) gain most.
 #   bash benchmarks/experiments/masked_mid_draws.sh; python benchmarks/experiments/masked_ab.py $OUT/rows.txt
 . "$(dirname "$0")/prelude.sh"
 build

@@ -43,13 +43,14 @@ for g, expected, n, k in SHAPES:
     tile = f"{c['block_m']}x{c['block_n']}" + (" tail" if c["tail_split"] else "")
     given = os.environ.get("JDG_MASKED_M")
     for draw in ["given"] if given else range(draws):
-        rng = np.random.default_rng(0 if given else draw)
-        masked_m = np.asarray([int(expected * rng.uniform(0.7, 1.3)) for _ in range(g)], np.int32)
-        if os.environ.get("JDG_EXACT"):
-            masked_m = np.full(g, expected, np.int32)
         if given:
             masked_m = np.asarray([int(r) for r in given.split(",")], np.int32)
             assert masked_m.shape == (g,), f"JDG_MASKED_M has {masked_m.size} sizes for {g} groups"
+        elif os.environ.get("JDG_EXACT"):
+            masked_m = np.full(g, expected, np.int32)
+        else:
+            rng = np.random.default_rng(draw)
+            masked_m = np.asarray([int(expected * rng.uniform(0.7, 1.3)) for _ in range(g)], np.int32)
         us = bg._timed(fn, (a, b, jnp.asarray(masked_m)), 20)["us"]
         m_blocks = int(sum(-(-int(r) // 128) for r in masked_m))
         tflops = 2.0 * int(masked_m.sum()) * n * k / us / 1e6

@@ -68,8 +68,9 @@
 // 6. Masked takes tiles of at most 128 x 128 (large groups over long K excepted, below; mid-size ones at N >= 4096:
 //    step 20), k-grouped 128-row tiles of at most 128 columns or 256 x 128 (a forced BLOCK_M / width may still be any
 //    the kernel takes). The model undercounts what wider or taller tiles lose there: masked tiles are few per CTA
-//    (little for the TMA store and the accumulator pipeline to overlap) and a group's partial last tile wastes more rows at 256; k-grouped's FP32 output with C and
-//    per-row scales on both sides make each promotion and epilogue of a wide 128-row tile dearer than kTileOverhead.
+//    (little for the TMA store and the accumulator pipeline to overlap) and a group's partial last tile wastes more
+//    rows at 256; k-grouped's FP32 output with C and per-row scales on both sides make each promotion and epilogue of
+//    a wide 128-row tile dearer than kTileOverhead.
 //    Measured on an H200 (benchmarks/NOTES.md, 11): 128 x 128 beat the model's picks (128 x 160/192, 256 x 128) on
 //    every masked and k-grouped shape of the benchmark; since the 256-row loop's rework (NOTES 17) 256 x 128 beats 128
 //    x 128 on every k-grouped shape of the benchmark (M = 4096 / 7168: +6-9% on an H200, +5-10% on an H100, NOTES 25;

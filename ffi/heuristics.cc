@@ -360,14 +360,16 @@ bool rows_cross_sectors(std::int64_t k) { return k % 32 != 0; }
 // N-block count's last N block along M (fp8_gemm_abi.h), whose last pair may be one tile past M: hence the bound
 // rounded up to whole clusters; dense clusters sharing B pair every N block's tiles along M (one tile past M per N
 // block with an odd M-block count).
-// Split K (step 9) takes the cluster for itself: no multicast then. Then step 10 (`k`: the problem's K) and the
-// grid: with the tail split, up to two CTAs per tile (so that a lone round's tiles can all be split).
+// Split K (step 9) takes the cluster for itself: no multicast then. Then the tail split (unless DG_TUNE_TAIL_SPLIT
+// says otherwise: `tail_split_wanted`, steps 10 and 21) and the grid: with the tail split, up to two CTAs per tile (so
+// that a lone round's tiles can all be split).
 // How the grid is cut below min(num_sms, tiles) where that keeps the rounds: not (kFull), to whole rows of the tile
 // order's bands (kBandRows, step 14) or to the fewest CTAs (kFewest, step 15).
 enum class GridCut { kFull, kBandRows, kFewest };
 
 void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64_t k, int num_sms, std::int64_t bound,
-                          bool multicast_pays, bool one_wave_too = false, GridCut cut = GridCut::kFull) {
+                          bool multicast_pays, bool tail_split_wanted, bool one_wave_too = false,
+                          GridCut cut = GridCut::kFull) {
   const bool pairs = mode == kFp8GemmDense || ceil_div(n, c.block_n) % 2 == 0;
   const int forced = env::tune_cluster();
   if (forced > 2) throw std::invalid_argument("DG_TUNE_CLUSTER=" + std::to_string(forced) + " is not 1 or 2");
@@ -387,7 +389,7 @@ void set_cluster_and_grid(Fp8GemmConfig& c, int mode, std::int64_t n, std::int64
   }
   const int tail = env::tune_tail_split();
   if (tail > 1) throw std::invalid_argument("DG_TUNE_TAIL_SPLIT=" + std::to_string(tail) + " is not 0 or 1");
-  c.tail_split = (tail == 1 || (tail < 0 && tail_split_pays(mode, k))) && num_sms >= 2 && !c.segments &&
+  c.tail_split = (tail == 1 || (tail < 0 && tail_split_wanted)) && num_sms >= 2 && !c.segments &&
                  fp8_gemm_tail_split_supported(mode, k, c.block_m, c.block_n, c.stages, c.cluster, c.split_k);
   const std::optional<bool> dynamic = env::tune_dynamic_tiles();
   c.dynamic_tiles =
@@ -482,18 +484,6 @@ bool grouped_tall(int mode, std::int64_t rows, std::int64_t n, std::int64_t k) {
   return mode == kFp8GemmRagged && ceil_div(k, kFp8BlockK) >= kRaggedTallMinKBlocks && !ragged_128_rows_only(rows, k);
 }
 
-// The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
-// count kHalfWidth192Discount less per wave: since their promotion takes each chunk's scale block at compile time
-// (NOTES 32) they ran 5-11% faster, and on 4096 x 2112 x 7168, which the model ties with 256 x 64 tiles (3 waves of
-// 192 + 64 against 4 of 128 + 64), 113-114 us against 127; the discount only breaks such ties (the grouped modes'
-// ties, e.g. 128 x 128 against 128 x 192 on short groups, are unmeasured and keep the rule below).
-constexpr int kHalfWidth192Discount = 1;
-// Step 16: with `unrounded_waves`, tiles stand in for tiles / num_sms (costs are only compared within one problem).
-std::int64_t cost_of(const Fp8GemmConfig& c, int mode, bool unrounded_waves) {
-  const int discount = mode == kFp8GemmDense && c.split_halves && c.block_n == 192 ? kHalfWidth192Discount : 0;
-  return (unrounded_waves ? c.tiles : c.waves) * (c.block_n * c.block_m / 128 + kTileOverhead - discount);
-}
-
 // What the search needs to know of the problem.
 struct Problem {
   int mode;              // JDG_GROUPED_MODE
@@ -504,7 +494,30 @@ struct Problem {
   int c_kind;
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
   bool short_ragged;     // ragged groups of fewer than kGroupedTallMinRows rows (step 16)
+  bool tail_rounds;      // dense tiles whose short last round the tail split may halve (step 21)
 };
+
+// Step 21: whether the tail split halves `c`'s last round: a dense problem that allows it (Problem::tail_rounds), at
+// least two rounds, the last for at most half of the SMs, tiles the split takes.
+bool halves_last_round(const Fp8GemmConfig& c, const Problem& p) {
+  const std::int64_t last_round = c.tiles - (c.waves - 1) * p.num_sms;
+  return p.tail_rounds && c.waves >= 2 && 2 * last_round <= p.num_sms &&
+         fp8_gemm_tail_split_supported(p.mode, p.k, c.block_m, c.block_n, c.stages, 1, c.split_k);
+}
+
+// The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
+// count kHalfWidth192Discount less per (half) wave: since their promotion takes each chunk's scale block at compile
+// time (NOTES 32) they ran 5-11% faster, and on 4096 x 2112 x 7168, which the model ties with 256 x 64 tiles (3
+// waves of 192 + 64 against 4 of 128 + 64), 113-114 us against 127; the discount only breaks such ties (the grouped
+// modes' ties, e.g. 128 x 128 against 128 x 192 on short groups, are unmeasured and keep the rule below).
+constexpr int kHalfWidth192Discount = 1;
+// Counted in half waves (step 21 halves a last one); for short ragged groups (step 16) tiles stand in for tiles /
+// num_sms (costs are only compared within one problem).
+std::int64_t cost_of(const Fp8GemmConfig& c, const Problem& p) {
+  const int discount = p.mode == kFp8GemmDense && c.split_halves && c.block_n == 192 ? kHalfWidth192Discount : 0;
+  const std::int64_t half_waves = p.short_ragged ? 2 * c.tiles : 2 * c.waves - (halves_last_round(c, p) ? 1 : 0);
+  return half_waves * (c.block_n * c.block_m / 128 + kTileOverhead - discount);
+}
 
 // The TMA-store epilogue (DG_TUNE_TMA_STORE=1: wherever fp8_gemm_tma_store_supported allows; 0: never). Unset: in
 // grouped GEMMs wherever it applies, in dense ones where a CTA takes 2 or more tiles, whose stores then overlap the
@@ -591,7 +604,7 @@ void choose(const Problem& p, int block_m, std::int64_t m_blocks, Fp8GemmConfig&
     Fp8GemmConfig c;
     if (!make_config(p, block_m, block_n, m_blocks, 1, c)) continue;
     const std::int64_t last_wave = c.tiles - (c.waves - 1) * num_sms;
-    const std::int64_t cost = cost_of(c, p.mode, p.short_ragged), best_cost = cost_of(best, p.mode, p.short_ragged);
+    const std::int64_t cost = cost_of(c, p), best_cost = cost_of(best, p);
     bool better = best.block_n == 0 || cost < best_cost ||
                   (cost == best_cost && last_wave > best_last_wave) ||
                   (cost == best_cost && last_wave == best_last_wave && block_n > best.block_n);
@@ -734,15 +747,19 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
                                      bool b_scale_per_row, bool out_f32, int c_kind, int hbm_gbs) {
   check_shape("select_fp8_gemm_config", m, n, k, num_sms);
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
-  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false};
-  Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
-  choose_split_k(p, ceil_div(rows, best.block_m), best);
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
+  const bool tail_rounds = env::tune_tail_split() < 0 && env::tune_cluster() != 2 &&
+                           k_blocks >= kTailSplitMinKBlocks && !b_scale_per_row && !rows_unaligned(k);  // step 21
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false,
+                  tail_rounds};
+  Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
+  choose_split_k(p, ceil_div(rows, best.block_m), best);
+  const bool split_tail = halves_last_round(best, p);  // step 21 (no clusters then: they exclude the tail split)
   const bool wide_rows = !unaligned && wide_rows_unclustered(best.block_m, best.block_n, k);  // step 15
   const bool per_row_unclustered = b_scale_per_row && !(out_f32 && k_blocks >= kLongKBlocks);  // step 17
   const bool multicast_pays =
-      unaligned || (!wide_rows && !per_row_unclustered && m >= 2048 &&
+      unaligned || (!split_tail && !wide_rows && !per_row_unclustered && m >= 2048 &&
                     ((k_blocks >= 32 && copies_set_pace(best.block_m, best.block_n)) || k_blocks >= kLongKBlocks));
   GridCut cut = GridCut::kFull;
   if (wide_rows) {
@@ -750,7 +767,8 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   } else if (balanced_grid_pays(kFp8GemmDense, best.block_m, k)) {
     cut = GridCut::kBandRows;
   }
-  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, unaligned, cut);
+  set_cluster_and_grid(best, kFp8GemmDense, n, k, num_sms, m > 0 ? best.tiles : 0, multicast_pays, split_tail,
+                       unaligned, cut);
   choose_c_prefetch(best, kFp8GemmDense, n, c_kind);
   if (env::print_configs())
     print_once(describe("fp8_gemm", m, n, k, num_sms, b_scale_per_row) + " hbm_gbs=" + std::to_string(hbm_gbs), best);
@@ -779,7 +797,8 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
   const bool short_ragged = mode == kFp8GemmRagged && per_group < kGroupedTallMinRows;
-  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0, short_ragged};  // no split K
+  // (no split K, no step 21)
+  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0, short_ragged, false};
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   best.segments = segments_pay(mode, best.block_m, k);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);
@@ -787,7 +806,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
       ((mode == kFp8GemmContiguous || mode == kFp8GemmRagged) && best.block_m == 256) ||
       (mode == kFp8GemmKGrouped && !best.tma_store && (best.block_m == 256 || (g <= 4 && best.block_m == 128))) ||
       (mode != kFp8GemmKGrouped && rows_cross_sectors(k) && best.block_m >= 128);
-  set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays, false,
+  set_cluster_and_grid(best, mode, n, k, num_sms, m > 0 ? bound : 0, multicast_pays, tail_split_pays(mode, k), false,
                        balanced_grid_pays(mode, best.block_m, k_per_tile) ? GridCut::kBandRows : GridCut::kFull);
   choose_c_prefetch(best, mode, n, c_kind);
   if (env::print_configs()) {

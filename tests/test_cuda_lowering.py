@@ -30,6 +30,21 @@ def _attributes(text: str) -> dict:
     return dict(item.strip().split(" = ", 1) for item in config.split(","))
 
 
+# K padded to 16 bytes for TMA through wider integer views of the rows (kernels._pad_k): the same bytes as a pad of
+# the FP8 array itself, for every K remainder the views take (4-, 2- and 1-byte), with group axes in front.
+@pytest.mark.parametrize("k", [1000, 1002, 1004, 999, 7000, 1024])
+@pytest.mark.parametrize("dtype", [jnp.float8_e4m3fn, jnp.float8_e5m2])
+def test_k_padding_keeps_every_byte(k, dtype):
+    from jax_deepgemm import kernels
+
+    x = (jax.random.normal(jax.random.key(k), (3, 5, k)) * 100).astype(dtype)
+    padded = jax.jit(kernels._pad_k)(x)
+    expected = jnp.pad(x, [(0, 0), (0, 0), (0, -k % 16)])
+    assert padded.shape == expected.shape and padded.dtype == dtype
+    as_bytes = partial(jax.lax.bitcast_convert_type, new_dtype=jnp.uint8)
+    assert bool(jnp.all(as_bytes(padded) == as_bytes(expected)))
+
+
 @pytest.mark.parametrize("m,n,k", [(1, 16, 16), (130, 150, 200), (4096, 7168, 2048)])
 def test_dense_lowers_to_the_ffi_call(m, n, k):
     a, b = _pairs(m, n, k)

@@ -86,6 +86,24 @@ def test_dense_balanced_grid():
     assert_matches(jax.jit(dg.fp8_gemm_nt)(a, b), expected, bound, BF16)
 
 
+# Step 21 (heuristics.cc): a short last round of dense tiles over long K split over K by pairs of CTAs, by default:
+# 128 x 192 tiles (half-width groups) on 2048 x 2112 x 7168 (176 = 132 + 44 tiles), 256 x 128 on 1536 x 4096 x 4096
+# (192 = 132 + 60); FP32 out with C too.
+@pytest.mark.parametrize("m,n,k,tile", [(2048, 2112, 7168, (128, 192)), (1536, 4096, 4096, (256, 128))])
+@pytest.mark.parametrize("c_dtype", [None, F32])
+def test_dense_short_last_round_split(m, n, k, tile, c_dtype):
+    sms = runtime.get_num_sms()
+    c = runtime.extension().select_fp8_gemm_config(m, n, k, sms)
+    if sms == 132:  # (the tile counts above)
+        assert (c["block_m"], c["block_n"], c["tail_split"], c["cluster"]) == (*tile, True, 1), c
+    a, b = _operands(m, n, k)
+    c_in = None if c_dtype is None else randn(seed_of("c", m, n), (m, n), c_dtype)
+    out_dtype = c_dtype or BF16
+    expected, bound = _expected(a, b, c_in)
+    out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c_in)
+    assert_matches(out, expected, bound, out_dtype)
+
+
 @pytest.mark.parametrize("out_dtype", [BF16, F32])
 @pytest.mark.parametrize("c_dtype", [None, BF16, F32])
 @pytest.mark.parametrize("per_row", [False, True])

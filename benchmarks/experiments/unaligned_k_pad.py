@@ -1,7 +1,8 @@
 """What a K that is not a multiple of 16 costs inside jit: fp8_gemm_nt pads A and B along K to 16-byte rows (TMA
 strides) before its kernel. This lists each kernel of the jitted call (name, median us per call, L2 flushed), then
-times the B operand's pad alone in two forms: jnp.pad on the FP8 array (kernels.py's form) and the same pad on the
-rows viewed as the widest unsigned integers that divide K (8, 4 or 2 bytes), bitcast back after.
+times the B operand's pad alone in three forms: jnp.pad on the FP8 array (kernels.py's first form), the same pad on the
+rows viewed as the widest unsigned integers that divide K (8, 4 or 2 bytes; x64 on), bitcast back after, and
+kernels._pad_k as it is now (views of at most 4 bytes).
 
     python benchmarks/experiments/unaligned_k_pad.py 4096,7000,7000 2048,4096,4000
 """
@@ -13,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jax_deepgemm import bench, fp8_gemm_nt, per_block_cast_to_fp8, per_token_cast_to_fp8
+from jax_deepgemm import bench, fp8_gemm_nt, kernels, per_block_cast_to_fp8, per_token_cast_to_fp8
 
 
 def kernels_per_call(fn, args, iters=20):
@@ -54,6 +55,6 @@ for spec in sys.argv[1:]:
     print(f"{m} {n} {k} call  {total:8.1f} us  (all kernels)", flush=True)
     assert bool(jnp.all(jax.jit(pad_wide)(b[0]).view(jnp.uint8) == jax.jit(pad_fp8)(b[0]).view(jnp.uint8)))
     mb = 2 * b[0].size / 1e6  # read and written, MB
-    for fn in (pad_fp8, pad_wide):
+    for fn in (pad_fp8, pad_wide, kernels._pad_k):
         for name, us in kernels_per_call(fn, (b[0],)).items():
             print(f"{m} {n} {k} {fn.__name__:8s} {us:8.1f} us {mb / us:6.2f} TB/s  {name[:80]}", flush=True)

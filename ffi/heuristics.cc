@@ -279,6 +279,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "env.h"
 
@@ -741,6 +742,28 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
   if (pick.block_n != 0) best = pick;
 }
 
+// Step 21: where the dense pick is narrower than the full-width tiles (128 x 192, 256 x 128), one of those whose short
+// last round the tail split halves, if the model prices it no higher; true if taken.
+bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best) {
+  const bool full_width = (best.block_m == 128 && best.block_n == kMaxBlockN) ||
+                          (best.block_m == 256 && best.block_n == kMaxBlockNTwoWaves);
+  if (env::tune_tail_split() >= 0 || env::tune_cluster() == 2 || env::tune_block_m() > 0 || env::tune_block_n() > 0 ||
+      ceil_div(p.k, kFp8BlockK) < kTailSplitMinKBlocks || p.b_scale_per_row || rows_unaligned(p.k) || rows <= 128 ||
+      best.split_k != 1 || full_width)
+    return false;
+  Problem tail = p;
+  tail.tail_rounds = true;
+  Fp8GemmConfig pick;
+  for (const auto [block_m, block_n] : {std::pair{128, kMaxBlockN}, std::pair{256, kMaxBlockNTwoWaves}}) {
+    Fp8GemmConfig c;
+    if (!make_config(tail, block_m, block_n, ceil_div(rows, block_m), 1, c) || !halves_last_round(c, tail)) continue;
+    if (cost_of(c, tail) <= cost_of(best, p) && (pick.block_n == 0 || cost_of(c, tail) < cost_of(pick, tail))) pick = c;
+  }
+  if (pick.block_n == 0) return false;
+  best = pick;
+  return true;
+}
+
 }  // namespace
 
 Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_t k, int num_sms,
@@ -749,13 +772,10 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
-  const bool tail_rounds = env::tune_tail_split() < 0 && env::tune_cluster() != 2 &&
-                           k_blocks >= kTailSplitMinKBlocks && !b_scale_per_row && !rows_unaligned(k);  // step 21
-  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false,
-                  tail_rounds};
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false, false};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
-  const bool split_tail = halves_last_round(best, p);  // step 21 (no clusters then: they exclude the tail split)
+  const bool split_tail = choose_tail_rounds(p, rows, best);  // step 21 (no clusters then: they exclude the tail split)
   const bool wide_rows = !unaligned && wide_rows_unclustered(best.block_m, best.block_n, k);  // step 15
   const bool per_row_unclustered = b_scale_per_row && !(out_f32 && k_blocks >= kLongKBlocks);  // step 17
   const bool multicast_pays =

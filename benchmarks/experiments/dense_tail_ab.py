@@ -1,14 +1,14 @@
 """Summary of dense_tail_rounds.sh's output: per shape the mean of each side's rounds, new against old, and the
-geometric mean per group of shapes (the group names as in the script, given in its order).
+geometric mean per group of shapes (NAME:COUNT, the shapes in the script's order).
 
-    python benchmarks/experiments/dense_tail_ab.py run.txt
+    python benchmarks/experiments/dense_tail_ab.py run.txt "in sample:8" "held out:12" controls:2
 """
 
 import math
 import sys
 from collections import defaultdict
 
-GROUPS = {"in sample": 12, "held out": 10, "4-6 waves": 6, "9+ waves": 4, "controls": 3}
+GROUPS = {name: int(count) for name, count in (arg.rsplit(":", 1) for arg in sys.argv[2:])}
 times, order = defaultdict(list), []
 for line in open(sys.argv[1]):
     parts = line.split()

@@ -742,14 +742,15 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
   if (pick.block_n != 0) best = pick;
 }
 
-// Step 21: where the dense pick is narrower than the full-width tiles (128 x 192, 256 x 128), one of those whose short
-// last round the tail split halves, if the model prices it no higher; true if taken.
+// Step 21: where the dense pick is narrower than the full-width tiles (128 x 192, 256 x 128) and without the
+// accumulator pipeline (128 x 160, 256 x 64 and the like), one of those full-width tiles whose short last round the
+// tail split halves, if the model prices it lower; true if taken.
 bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best) {
   const bool full_width = (best.block_m == 128 && best.block_n == kMaxBlockN) ||
                           (best.block_m == 256 && best.block_n == kMaxBlockNTwoWaves);
   if (env::tune_tail_split() >= 0 || env::tune_cluster() == 2 || env::tune_block_m() > 0 || env::tune_block_n() > 0 ||
       ceil_div(p.k, kFp8BlockK) < kTailSplitMinKBlocks || p.b_scale_per_row || rows_unaligned(p.k) || rows <= 128 ||
-      best.split_k != 1 || full_width)
+      best.split_k != 1 || full_width || best.acc_pipeline)
     return false;
   Problem tail = p;
   tail.tail_rounds = true;
@@ -757,7 +758,7 @@ bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best
   for (const auto [block_m, block_n] : {std::pair{128, kMaxBlockN}, std::pair{256, kMaxBlockNTwoWaves}}) {
     Fp8GemmConfig c;
     if (!make_config(tail, block_m, block_n, ceil_div(rows, block_m), 1, c) || !halves_last_round(c, tail)) continue;
-    if (cost_of(c, tail) <= cost_of(best, p) && (pick.block_n == 0 || cost_of(c, tail) < cost_of(pick, tail))) pick = c;
+    if (cost_of(c, tail) < cost_of(best, p) && (pick.block_n == 0 || cost_of(c, tail) < cost_of(pick, tail))) pick = c;
   }
   if (pick.block_n == 0) return false;
   best = pick;

@@ -25,6 +25,12 @@ in_sample=(2048,2112,7168 1536,3072,7168 2560,4096,7168 256,18432,7168 768,6144,
 held_out=(640,6144,7168 896,4608,4096 1152,3584,7168 1792,3584,7168 2304,2112,7168 2304,4608,4096 3584,1792,7168
           5120,2112,7168 5120,5120,4096 1280,8192,8192 2560,5120,5120 384,18432,7168)
 controls=(4096,4096,7168 1536,4096,7168)
+# Third run (narrowed again: picks with the accumulator pipeline, 128 x 128 and below, stay, and the full-width tile
+# must cost strictly less): twelve shapes held out, two controls (640 x 6144 x 7168 moved in the second run, +11%):
+#   bash benchmarks/experiments/dense_tail_rounds.sh 2048,5120,5120 2560,4096,4096 2560,4096,14336 896,5120,4096 \
+#     1792,2560,8192 2304,2048,5120 3584,1280,8192 5120,2048,5120 5120,1792,7168 2048,5120,13824 3072,1536,8960 \
+#     4096,2560,9728 640,6144,7168 4096,4096,7168
+# Predicted before it: each -2% to -10%, geometric mean about -6%; controls level.
 shapes=("${@:-${in_sample[@]} ${held_out[@]} ${controls[@]}}")
 # shellcheck disable=SC2206
 shapes=(${shapes[@]})

@@ -75,6 +75,7 @@ SMEM_LIMIT = 232448
 @pytest.mark.parametrize("hbm_gbs", [0, 4917])  # unknown (an H100's rate), an H200
 def test_heuristic(m, n, k, num_sms, hbm_gbs, monkeypatch):
     monkeypatch.setenv("DG_TUNE_SPLIT_K", "1")  # steps 1-5; step 9 (split K) is checked against this choice below
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")  # (step 21: test_dense_short_last_round_takes_full_width_tiles)
     c = _C.select_fp8_gemm_config(m, n, k, num_sms)
     assert c["split_k"] == 1
     assert c["block_m"] in ((64,) if m <= 64 else (128,) if m <= 128 else (128, 256))
@@ -168,13 +169,61 @@ def test_small_tiles_keep_16_stages_in_flight(monkeypatch):
     assert _C.select_fp8_gemm_config(64, 2112, 512, 132)["stages"] == 5  # K = 512: 4 K blocks + 1
 
 
+# Step 21 (heuristics.cc): dense picks narrower than 128 x 192 / 256 x 128 and without the accumulator pipeline move
+# to a full-width tile whose short last round (at most half of the SMs) the tail split halves, where the model prices
+# that strictly lower (in half waves); no clusters then. (M, N, K): the pick before, the pick now.
+TAIL_ROUNDS_MOVED = [
+    ((2048, 2112, 7168), (256, 64, 2), (128, 192)),   # 264 tiles in 2 rounds -> 176 = 132 + 44
+    ((2560, 4096, 7168), (128, 160, 2), (256, 128)),  # 520 tiles in 4 rounds -> 320 = 2 x 132 + 56
+    ((3072, 1536, 7168), (128, 160, 2), (128, 192)),  # 240 -> 192 = 132 + 60
+    ((1536, 3072, 7168), (128, 160, 1), (128, 192)),
+]
+TAIL_ROUNDS_KEPT = [(640, 6144, 7168),  # 128 x 128 (the accumulator pipeline): kept
+                    (1536, 4096, 7168), (4096, 7168, 16384), (4096, 2112, 7168),  # full-width picks
+                    (4096, 7168, 2048), (2048, 2112, 2048)]  # under 32 K blocks
+
+
+def _fields(c, *names):
+    return tuple(c[name] for name in names)
+
+
+@pytest.mark.parametrize("shape,before,after", TAIL_ROUNDS_MOVED)
+def test_dense_short_last_round_takes_full_width_tiles(shape, before, after, monkeypatch):
+    c = _C.select_fp8_gemm_config(*shape, 132)
+    assert _fields(c, "block_m", "block_n", "tail_split", "cluster", "split_k") == (*after, True, 1, 1), c
+    assert c["grid"] == 132 and 0 < 2 * (c["tiles"] - (c["waves"] - 1) * 132) <= 132, c  # a last round to halve
+    half_waves = 2 * c["waves"] - 1
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")  # the search before step 21
+    old = _C.select_fp8_gemm_config(*shape, 132)
+    assert _fields(old, "block_m", "block_n", "cluster", "tail_split") == (*before, False), old
+    unit = c["block_m"] * c["block_n"] // 128 + 64 - (1 if c["block_n"] == 192 else 0)
+    old_unit = old["block_m"] * old["block_n"] // 128 + 64
+    assert half_waves * unit < 2 * old["waves"] * old_unit
+    # forced tiles, per-row B scales, rows that are not 128-byte multiples: no step 21
+    monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
+    assert not _C.select_fp8_gemm_config(*shape[:2], shape[2] - 160, 132)["tail_split"]  # K % 128 == 96
+    assert not _C.select_fp8_gemm_config(*shape, 132, b_scale_per_row=True)["tail_split"]
+    monkeypatch.setenv("DG_TUNE_BLOCK_N", str(before[1]))
+    assert _fields(_C.select_fp8_gemm_config(*shape, 132), "block_n", "tail_split") == (before[1], False)
+
+
+@pytest.mark.parametrize("shape", TAIL_ROUNDS_KEPT)
+def test_dense_full_rounds_keep_their_pick(shape, monkeypatch):
+    c = _C.select_fp8_gemm_config(*shape, 132)
+    assert not c["tail_split"], c
+    monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
+    assert _C.select_fp8_gemm_config(*shape, 132) == c
+
+
 def test_tune_cluster(monkeypatch):
     c = _C.select_fp8_gemm_config(4096, 7168, 8192, 132)  # 256 x 128 tiles: clusters from 128 K blocks on
     assert (c["block_m"], c["block_n"], c["cluster"]) == (256, 128, 1)
     c = _C.select_fp8_gemm_config(4096, 7168, 16384, 132)  # 896 tiles: 7 rounds on 128 CTAs (step 14)
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 128, 2, 128)
     assert _C.select_fp8_gemm_config(1024, 7168, 16384, 132)["cluster"] == 1  # M < 2048
-    c = _C.select_fp8_gemm_config(2048, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: the default clusters them
+    with monkeypatch.context() as mp:  # (step 21 moves it to 128 x 192 with the tail split)
+        mp.setenv("DG_TUNE_TAIL_SPLIT", "0")
+        c = _C.select_fp8_gemm_config(2048, 2112, 7168, 132)  # 256 x 64 tiles, 33 N blocks: clustered
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (256, 64, 2, 132)
     c = _C.select_fp8_gemm_config(4096, 2112, 7168, 132)  # 128 x 192 (ties 256 x 64 in the model, see cost_of):
     assert (c["block_m"], c["block_n"], c["cluster"], c["grid"]) == (128, 192, 1, 118)  # step 15, 3 rounds

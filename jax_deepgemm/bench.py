@@ -115,6 +115,17 @@ def per_call_us(events, flush_names: set[str], kernel_prefix: str | None, iters:
     return per_call
 
 
+def kernels_per_call(fn, args, iters: int = 20) -> dict[str, float]:
+    """Median us per call of each kernel the jitted `fn` launches, each call after an L2 flush (the flush's kernels
+    left out): where a call's time goes (benchmarks/experiments)."""
+    flush_names, events = trace_flushed_calls(jax.jit(fn), args, iters)
+    times: dict[str, list[float]] = {}
+    for name, start, end in events:
+        if name not in flush_names:
+            times.setdefault(name, []).append((end - start) / 1e3)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
 def profile(fn, args, *, iters: int, kernel_prefix: str | None, wall_rounds: int = 5) -> dict:
     """Median device time per call of the jitted `fn`, each call after an L2 flush, and (`wall_rounds` > 0) its wall
     time per call back to back, see wall_us_per_call.

@@ -8,23 +8,11 @@ kernels._pad_k as it is now (views of at most 4 bytes).
 """
 
 import sys
-from collections import defaultdict
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jax_deepgemm import bench, fp8_gemm_nt, kernels, per_block_cast_to_fp8, per_token_cast_to_fp8
-
-
-def kernels_per_call(fn, args, iters=20):
-    """Median us per call of each kernel `fn` launches (the flush kernels left out)."""
-    flush_names, events = bench.trace_flushed_calls(jax.jit(fn), args, iters)
-    times = defaultdict(list)
-    for name, start, end in events:
-        if name not in flush_names:
-            times[name].append((end - start) / 1e3)
-    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def pad_fp8(x):
@@ -49,12 +37,12 @@ for spec in sys.argv[1:]:
     a = jax.jit(per_token_cast_to_fp8)(jax.random.normal(kx, (m, k), jnp.bfloat16))
     b = jax.jit(per_block_cast_to_fp8)(jax.random.normal(kw, (n, k), jnp.bfloat16))
     total = 0.0
-    for name, us in kernels_per_call(fp8_gemm_nt, (a, b)).items():
+    for name, us in bench.kernels_per_call(fp8_gemm_nt, (a, b)).items():
         total += us
         print(f"{m} {n} {k} call  {us:8.1f} us  {name[:100]}", flush=True)
     print(f"{m} {n} {k} call  {total:8.1f} us  (all kernels)", flush=True)
     assert bool(jnp.all(jax.jit(pad_wide)(b[0]).view(jnp.uint8) == jax.jit(pad_fp8)(b[0]).view(jnp.uint8)))
     mb = 2 * b[0].size / 1e6  # read and written, MB
     for fn in (pad_fp8, pad_wide, kernels._pad_k):
-        for name, us in kernels_per_call(fn, (b[0],)).items():
+        for name, us in bench.kernels_per_call(fn, (b[0],)).items():
             print(f"{m} {n} {k} {fn.__name__:8s} {us:8.1f} us {mb / us:6.2f} TB/s  {name[:80]}", flush=True)

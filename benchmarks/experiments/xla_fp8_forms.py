@@ -8,11 +8,9 @@ compared with GPU.md's 587.
 """
 
 import sys
-from collections import defaultdict
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jax_deepgemm import bench, fp8_gemm_nt, per_block_cast_to_fp8, per_token_cast_to_fp8
 
@@ -45,16 +43,6 @@ def bf16_out_unscaled(x8, sx, w8, sw):  # the FP8 GEMM alone, bf16 out
     return jax.lax.dot_general(x8, w8, DIMS, preferred_element_type=jnp.bfloat16)
 
 
-def kernels_per_call(fn, args, iters=20):
-    """Median us per call of each kernel `fn` launches (the flush kernels left out)."""
-    flush_names, events = bench.trace_flushed_calls(jax.jit(fn), args, iters)
-    times = defaultdict(list)
-    for name, start, end in events:
-        if name not in flush_names:
-            times[name].append((end - start) / 1e3)
-    return {name: float(np.median(t)) for name, t in times.items()}
-
-
 for spec in sys.argv[1:]:
     m, n, k = (int(v) for v in spec.split(","))
     kx, kw = jax.random.split(jax.random.key(m * 7 + n * 3 + k))
@@ -63,9 +51,9 @@ for spec in sys.argv[1:]:
     x8, sx, w8, sw = jax.jit(bench._per_tensor_fp8_dot)(x, w)
     flops = 2.0 * m * n * k
     for fn in (f32_then_scale, dequantize_pattern, dequantize_f32, bf16_then_scale, bf16_out_unscaled):
-        for name, us in kernels_per_call(fn, (x8, sx, w8, sw)).items():
+        for name, us in bench.kernels_per_call(fn, (x8, sx, w8, sw)).items():
             print(f"{m} {n} {k} {fn.__name__:20s} {us:8.1f} us {flops / us / 1e6:7.1f} TFLOPS  {name[:90]}",
                   flush=True)
     a, b = jax.jit(per_token_cast_to_fp8)(x), jax.jit(per_block_cast_to_fp8)(w)
-    for name, us in kernels_per_call(fp8_gemm_nt, (a, b)).items():
+    for name, us in bench.kernels_per_call(fp8_gemm_nt, (a, b)).items():
         print(f"{m} {n} {k} {'ours':20s} {us:8.1f} us {flops / us / 1e6:7.1f} TFLOPS  {name[:90]}", flush=True)

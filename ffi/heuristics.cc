@@ -508,16 +508,7 @@ struct Problem {
   int c_kind;
   int hbm_gbs;           // the GPU's peak HBM bandwidth (step 9); 0: unknown
   bool short_ragged;     // ragged groups of fewer than kGroupedTallMinRows rows (step 16)
-  bool tail_rounds;      // dense tiles whose short last round the tail split may halve (step 21)
 };
-
-// Step 21: whether the tail split halves `c`'s last round: a dense problem that allows it (Problem::tail_rounds), at
-// least two rounds, the last for at most half of the SMs, tiles the split takes.
-bool halves_last_round(const Fp8GemmConfig& c, const Problem& p) {
-  const std::int64_t last_round = c.tiles - (c.waves - 1) * p.num_sms;
-  return p.tail_rounds && c.waves >= 2 && 2 * last_round <= p.num_sms &&
-         fp8_gemm_tail_split_supported(p.mode, p.k, c.block_m, c.block_n, c.stages, 1, c.split_k);
-}
 
 // The model's cost of a configuration (see the top of the file). Dense 128 x 192 tiles (half-width groups, step 8)
 // count kHalfWidth192Discount less per (half) wave: since their promotion takes each chunk's scale block at compile
@@ -525,11 +516,11 @@ bool halves_last_round(const Fp8GemmConfig& c, const Problem& p) {
 // waves of 192 + 64 against 4 of 128 + 64), 113-114 us against 127; the discount only breaks such ties (the grouped
 // modes' ties, e.g. 128 x 128 against 128 x 192 on short groups, are unmeasured and keep the rule below).
 constexpr int kHalfWidth192Discount = 1;
-// Counted in half waves (step 21 halves a last one); for short ragged groups (step 16) tiles stand in for tiles /
-// num_sms (costs are only compared within one problem).
-std::int64_t cost_of(const Fp8GemmConfig& c, const Problem& p) {
+// Counted in half waves: step 21 prices a last round the tail split halves (`last_round_halved`) as half a wave. For
+// short ragged groups (step 16) tiles stand in for tiles / num_sms (costs are only compared within one problem).
+std::int64_t cost_of(const Fp8GemmConfig& c, const Problem& p, bool last_round_halved = false) {
   const int discount = p.mode == kFp8GemmDense && c.split_halves && c.block_n == 192 ? kHalfWidth192Discount : 0;
-  const std::int64_t half_waves = p.short_ragged ? 2 * c.tiles : 2 * c.waves - (halves_last_round(c, p) ? 1 : 0);
+  const std::int64_t half_waves = p.short_ragged ? 2 * c.tiles : 2 * c.waves - (last_round_halved ? 1 : 0);
   return half_waves * (c.block_n * c.block_m / 128 + kTileOverhead - discount);
 }
 
@@ -765,13 +756,19 @@ bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best
       ceil_div(p.k, kFp8BlockK) < kTailSplitMinKBlocks || p.b_scale_per_row || rows_unaligned(p.k) || rows <= 128 ||
       best.split_k != 1 || full_width || best.acc_pipeline)
     return false;
-  Problem tail = p;
-  tail.tail_rounds = true;
+  // Whether the tail split halves a configuration's last round: at least two rounds, the last for at most half of
+  // the SMs, tiles the split takes (without clusters).
+  auto halves_last_round = [&](const Fp8GemmConfig& c) {
+    const std::int64_t last_round = c.tiles - (c.waves - 1) * p.num_sms;
+    return c.waves >= 2 && 2 * last_round <= p.num_sms &&
+           fp8_gemm_tail_split_supported(p.mode, p.k, c.block_m, c.block_n, c.stages, 1, c.split_k);
+  };
   Fp8GemmConfig pick;
   for (const auto [block_m, block_n] : {std::pair{128, kMaxBlockN}, std::pair{256, kMaxBlockNTwoWaves}}) {
     Fp8GemmConfig c;
-    if (!make_config(tail, block_m, block_n, ceil_div(rows, block_m), 1, c) || !halves_last_round(c, tail)) continue;
-    if (cost_of(c, tail) < cost_of(best, p) && (pick.block_n == 0 || cost_of(c, tail) < cost_of(pick, tail))) pick = c;
+    if (!make_config(p, block_m, block_n, ceil_div(rows, block_m), 1, c) || !halves_last_round(c)) continue;
+    if (cost_of(c, p, true) < cost_of(best, p) && (pick.block_n == 0 || cost_of(c, p, true) < cost_of(pick, p, true)))
+      pick = c;
   }
   if (pick.block_n == 0) return false;
   best = pick;
@@ -786,7 +783,7 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const std::int64_t rows = m > 0 ? m : 1;  // M = 0 launches nothing; choose as for one row
   const std::int64_t k_blocks = ceil_div(k, kFp8BlockK);
   const bool unaligned = rows_unaligned(k) && k_blocks >= kUnalignedMinKBlocks;
-  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false, false};
+  const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
   const bool split_tail = choose_tail_rounds(p, rows, best);  // step 21 (no clusters then: they exclude the tail split)
@@ -831,8 +828,7 @@ Fp8GemmConfig select_grouped_fp8_gemm_config(int mode, std::int64_t m, std::int6
   };
   const std::int64_t k_per_tile = mode == kFp8GemmKGrouped ? ceil_div(k, g) : k;
   const bool short_ragged = mode == kFp8GemmRagged && per_group < kGroupedTallMinRows;
-  // (no split K, no step 21)
-  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0, short_ragged, false};
+  const Problem p{mode, n, k_per_tile, num_sms, b_scale_per_row, out_f32, c_kind, 0, short_ragged};  // no split K
   Fp8GemmConfig best = choose_all(p, per_group, m_blocks_of);
   best.segments = segments_pay(mode, best.block_m, k);
   const long long bound = fp8_gemm_max_tiles(mode, m, n, g, best.block_m, best.block_n, best.segments);

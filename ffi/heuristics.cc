@@ -262,19 +262,20 @@
 //    -7.7%. The N bound is empirical: NOTES 95's wider rule lost +5.8% on 16 x 192 x 2048 x 7168, though 192-wide
 //    tiles pad N = 2048 and N = 4096 alike (3%); why that shape lost is not measured. K whose rows cross sectors
 //    takes clusters there (step 5), which exclude the tail split: unmeasured with these tiles, so left out.
-// 21. Dense picks narrower than the full-width tiles (128 x 192, 256 x 128) and without the accumulator pipeline
-//    (128 x 160, 256 x 64, ...) over K >= 4096 (kTailSplitMinKBlocks) move to a full-width tile whose last round (at
-//    most half of the SMs, after at least one whole round) the tail split halves, where the model, counting that
-//    round as half a wave, prices it strictly lower; without clusters (they exclude the split). Not with per-row B
-//    scales, rows that are not 128-byte multiples (step 5's clusters), forced tiles, clusters or split K, nor under
-//    DG_TUNE_TAIL_SPLIT=0 / 1. Measured on an H200 (benchmarks/NOTES.md 153; one build, the default against
-//    DG_TUNE_TAIL_SPLIT=0, two rounds): the first form (any tile whose last round the split halves, in the search's
-//    own cost) lost 2.9% / 4.9% (geometric means, 12 + 10 rows): full-width picks given the other full-width tile
-//    with the split ran 5.6-13.9% slower (given 256 x 64 +26.9%, 128 x 160 -3.6%), pipelined 128 x 128 picks given
-//    128 x 192 11-18% slower (given 256 x 128 -0.4% to -5.0%), while 128 x 160 and 256 x 64 picks ran -18.8% to
-//    +3.2% (+3.2%: a tie in the model, hence "strictly"). The rule as it is: on the first runs' eight rows it moves
-//    -6.5% (-11.2% to +0.8%), on twelve rows held out -7.6% (-12.7% to +1.0%; 2048 x 2112 x 7168 62.3 -> 55.3 us).
-//    Why the other tiles lose with the split is not measured.
+// 21. Dense picks narrower than the full-width tiles (128 x 192, 256 x 128) and without the accumulator pipeline (128 x
+//    160, 256 x 64, ...) over K >= 4096 (kTailSplitMinKBlocks) move to a full-width tile whose last round (at most
+//    half of the SMs, after at least one whole round) the tail split halves, where the model, counting that round as
+//    half a wave, prices it strictly lower; without clusters (they exclude the split). Not at M <= 128 (split K's
+//    ground), with per-row B scales, rows that are not 128-byte multiples (step 5's clusters), forced tiles, clusters
+//    or split K, nor under DG_TUNE_TAIL_SPLIT=0 / 1. Rounds are counted over num_sms, as everywhere in the model; the
+//    kernel decides the split from its own grid (pairs: one CTA fewer on an odd SM count). Measured on an H200
+//    (benchmarks/NOTES.md 153; one build, the default against DG_TUNE_TAIL_SPLIT=0, two rounds): the first form (any
+//    tile whose last round the split halves, in the search's own cost) lost 2.9% / 4.9% (geometric means, 12 + 10
+//    rows): full-width picks given the other full-width tile with the split ran 5.6-13.9% slower (given 256 x 64
+//    +26.9%, 128 x 160 -3.6%), pipelined 128 x 128 picks given 128 x 192 11-18% slower (given 256 x 128 -0.4% to
+//    -5.0%), while 128 x 160 and 256 x 64 picks ran -18.8% to +3.2% (+3.2%: a tie in the model, hence "strictly"). The
+//    rule as it is: on the first runs' eight rows it moves -6.5% (-11.2% to +0.8%), on twelve rows held out -7.6%
+//    (-12.7% to +1.0%; 2048 x 2112 x 7168 62.3 -> 55.3 us). Why the other tiles lose with the split is not measured.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -203,8 +203,33 @@ def test_dense_short_last_round_takes_full_width_tiles(shape, before, after, mon
     monkeypatch.delenv("DG_TUNE_TAIL_SPLIT")
     assert not _C.select_fp8_gemm_config(*shape[:2], shape[2] - 160, 132)["tail_split"]  # K % 128 == 96
     assert not _C.select_fp8_gemm_config(*shape, 132, b_scale_per_row=True)["tail_split"]
+    monkeypatch.setenv("DG_TUNE_CLUSTER", "2")  # forced clusters exclude the split
+    assert not _C.select_fp8_gemm_config(*shape, 132)["tail_split"]
+    monkeypatch.delenv("DG_TUNE_CLUSTER")
     monkeypatch.setenv("DG_TUNE_BLOCK_N", str(before[1]))
     assert _fields(_C.select_fp8_gemm_config(*shape, 132), "block_n", "tail_split") == (before[1], False)
+
+
+# Step 21 over a grid of shapes and SM counts: wherever a dense pick takes the tail split, it is a full-width tile in
+# no cluster with at least two rounds, the last for at most half of the SMs, over >= 32 K blocks at M > 128, and the
+# search before the step had picked a narrower tile without the accumulator pipeline.
+@pytest.mark.parametrize("num_sms", [132, 114, 78])
+def test_dense_tail_split_picks_keep_step_21s_bounds(num_sms, monkeypatch):
+    moved = 0
+    for m in (256, 768, 1536, 2048, 2560, 3072, 5120):
+        for n, k in ((2112, 7168), (1536, 7168), (4096, 7168), (5120, 5120), (2560, 8192), (4096, 2048)):
+            monkeypatch.delenv("DG_TUNE_TAIL_SPLIT", raising=False)
+            c = _C.select_fp8_gemm_config(m, n, k, num_sms)
+            if not c["tail_split"]:
+                continue
+            moved += 1
+            assert (c["block_m"], c["block_n"]) in ((128, 192), (256, 128)) and c["cluster"] == 1, c
+            last_round = c["tiles"] - (c["waves"] - 1) * num_sms
+            assert c["waves"] >= 2 and 0 < 2 * last_round <= num_sms and k >= 4096 and m > 128, (m, n, k, c)
+            monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
+            old = _C.select_fp8_gemm_config(m, n, k, num_sms)
+            assert (old["block_m"], old["block_n"]) not in ((128, 192), (256, 128)) and not old["acc_pipeline"], old
+    assert moved > 0  # the grid holds shapes the step moves
 
 
 @pytest.mark.parametrize("shape", TAIL_ROUNDS_KEPT)

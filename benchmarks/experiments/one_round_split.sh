@@ -5,7 +5,7 @@
 # shapes (M 192-2048, N 1024-7168, K 4096-16384) it moves 225, all M <= 2048 single rounds, the model pricing them
 # at 0.60-0.83 of the old pick. The A/B: the patched build, its default against DG_TUNE_TAIL_SPLIT=0 (which restores
 # the picks before it; on these single rounds step 21 takes nothing), two rounds (dense_tail_rounds.sh).
-#   OUT=dir bash benchmarks/experiments/one_round_split.sh        (~3 minutes estimated with the build)
+#   OUT=dir bash benchmarks/experiments/one_round_split.sh   (~4 minutes estimated with the build and the GPU test)
 # Groups, in order (the old pick; "more": the split runs on >= 1.3x the old round's CTAs): 128 x 128 more, 128 x 128
 # same, 128 x 64, 256 x 32 / 16, 256 x 64, controls (not moved).
 # Predicted (written before any run): "128 x 128 more" -15% to -30% (SMs the old round left idle now work); "128 x
@@ -20,6 +20,8 @@ OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
+# the default picks' GPU test (step 22's single rounds: 128 x 160 and pipelined 128 x 128 split, against the oracle)
+python -I -m pytest tests/test_gpu_dense.py -k short_last -q -p no:cacheprovider 2>&1 | tail -3 | tee "$OUT/tests.txt" || true
 more=(768,1536,7168 512,3072,4096 1024,1536,14336 256,6144,7168)
 same=(2048,1024,7168 512,4096,7168 768,2112,4096 1280,1536,14336)
 narrow_128x64=(512,1536,7168 256,3072,4096 512,2112,14336 768,1024,7168)

@@ -21,7 +21,8 @@ mkdir -p "$OUT"
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; } | tee "$OUT/machine.txt"
 # the default picks' GPU test (step 22's single rounds: 128 x 160 and pipelined 128 x 128 split, against the oracle)
-python -I -m pytest tests/test_gpu_dense.py -k short_last -q -p no:cacheprovider 2>&1 | tail -3 | tee "$OUT/tests.txt" || true
+python -I -m pytest tests/test_gpu_dense.py -k short_last -q -p no:cacheprovider 2>&1 | tail -3 |
+  tee "$OUT/tests.txt" || true
 more=(768,1536,7168 512,3072,4096 1024,1536,14336 256,6144,7168)
 same=(2048,1024,7168 512,4096,7168 768,2112,4096 1280,1536,14336)
 narrow_128x64=(512,1536,7168 256,3072,4096 512,2112,14336 768,1024,7168)

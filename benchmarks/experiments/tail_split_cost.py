@@ -29,6 +29,7 @@ for tile in sorted({key[0] for key in mean}):
         r = t[1, two] - t[1, one]
         s = t[1, split] - t[1, one]
         print(f"{tile} K={k}: one round {t[0, one]:.1f} / {t[1, one]:.1f} us (ts0 / ts1, "
-              f"{t[1, one] / t[0, one] - 1:+.1%}), two {t[0, two]:.1f} / {t[1, two]:.1f} ({t[1, two] / t[0, two] - 1:+.1%});"
+              f"{t[1, one] / t[0, one] - 1:+.1%}), two {t[0, two]:.1f} / {t[1, two]:.1f} "
+              f"({t[1, two] / t[0, two] - 1:+.1%});"
               f" R {r:.1f}, split round {s:.1f} = {s / r:.2f} R (R / 2 + {s - r / 2:.1f} us);"
               f" ts0 on 187 tiles {t[0, split]:.1f} (+{t[0, split] - t[0, one]:.1f} over one round)")

@@ -13,7 +13,8 @@
 # which lost 11-18% in step 21's runs, NOTES 153); 128 x 64, 256 x 32 / 16 and 256 x 64 (narrow tiles bound by their
 # copies, NOTES 17) -5% to -20%; controls level. Keep the rule only for the groups that gain, and then check it on
 # shapes held out (K = 5120 / 16384, which the first run has not; three per group, in the groups' order, drawn from
-# the grid's moved shapes; with the patch narrowed to the groups kept, its prediction written here first):
+# the grid's moved shapes; with the patch narrowed to the groups kept, applied and built as above, its prediction
+# written here first):
 #   OUT=dir bash benchmarks/experiments/dense_tail_rounds.sh 512,3072,5120 256,5120,5120 768,1536,5120 \
 #     192,7168,16384 256,7168,5120 256,7168,16384 256,4096,16384 512,2112,5120 192,2560,16384 640,1024,5120 \
 #     384,1536,16384 384,1024,5120 384,3072,16384 640,2112,5120 896,2048,5120

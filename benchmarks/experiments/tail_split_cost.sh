@@ -10,7 +10,10 @@
 # Predicted (written before any run): the split code costs whole tiles ~0.5 us each (NOTES 27: ~+1% on two rounds);
 # the split round takes R / 2 plus ~1.8 us of exchange (NOTES 79), i.e. 0.55-0.6 R at K = 7168 and 0.6-0.65 R at
 # K = 4096; an unsplit round of 55 tiles takes about R. If so, 153's losses are not the split round's but the tiles'
-# own: a 256 x 128 round slower per column than a 128 x 192 one at these sizes.
+# own: a 256 x 128 round slower per column than a 128 x 192 one at these sizes. A second guess, also before any run,
+# from session 106's A/B rows refitted per tile kind (NOTES 154): the split's code +4.7% (256 x 128) / +6.7% (128 x
+# 192) per K block of every tile, the split round R / 2 plus 7.3 / 3.7 us; if so, the split's own costs are 153's
+# losses.
 source benchmarks/experiments/ab_headers.sh
 ab_setup
 fixed="DG_TUNE_CLUSTER=1 DG_TUNE_TMA_STORE=1"

@@ -23,8 +23,8 @@ import numpy as np
 ROW = re.compile(r"^(\S+) r(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+) us")
 CONFIG = re.compile(r"fp8_gemm m=(\d+) n=(\d+) k=(\d+) .*?-> (.*)$")
 CONFIG_FILE = re.compile(r"configs_(.+)_r\d+\.txt$")
-TILE_OVERHEAD = 64  # ffi/heuristics.cc's kTileOverhead and kHalfWidth192Discount
-HALF_WIDTH_192_DISCOUNT = 1
+TILE_OVERHEAD = 64  # ffi/heuristics.cc's kTileOverhead
+HALF_WIDTH_192_DISCOUNT = 1  # ffi/heuristics.cc's kHalfWidth192Discount
 
 
 def read(outs: list[pathlib.Path]):
@@ -79,6 +79,16 @@ def fit(rows: list[tuple[dict, int, float]]) -> np.ndarray:
     return np.linalg.lstsq(x, y, rcond=None)[0]
 
 
+def rows_by_kind(times: dict, configs: dict, left_out=None) -> dict:
+    """{kind: [(configuration, K, us)]} over the forced sides' rows, but for shape `left_out`."""
+    by_kind: dict = {}
+    for (side, shape), us in times.items():
+        c = configs.get((side, shape))
+        if side != "model" and shape != left_out and c:
+            by_kind.setdefault(kind(c), []).append((c, shape[2], us))
+    return by_kind
+
+
 def geomean(values) -> float:
     values = list(values)
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
@@ -125,11 +135,7 @@ def main(outs: list[pathlib.Path]) -> None:
     # The refit, each shape left out of its own fit.
     picks = []
     for shape in gaps:
-        by_kind: dict = {}
-        for (side, other), us in times.items():
-            c = configs.get((side, other))
-            if side != "model" and other != shape and c:
-                by_kind.setdefault(kind(c), []).append((c, other[2], us))
+        by_kind = rows_by_kind(times, configs, left_out=shape)
         predicted = {}
         for side in forced:
             c = configs.get((side, shape))
@@ -142,17 +148,13 @@ def main(outs: list[pathlib.Path]) -> None:
     if picks:
         print(f"refit's pick (leave one shape out) / model's: geometric mean {geomean(r for *_, r in picks):.4f}, "
               f"faster by > 1% on {sum(r < 0.99 for *_, r in picks)}, slower by > 1% on "
-              f"{sum(r > 1.01 for *_, r in picks)} of {len(picks)}")
+              f"{sum(r > 1.01 for *_, r in picks)} of {len(picks)}; / fastest: geometric mean "
+              f"{geomean(r * gaps[shape] for shape, _, r in picks):.4f}")
         for shape, pick, ratio in picks:
             if abs(ratio - 1) > 0.01:
                 print(f"  {'x'.join(map(str, shape)):16s} {pick:10s} {ratio:.3f}")
     print("\nfitted on every shape: us per K block of a tile (a), per tile (b), per split exchange (c), rows")
-    by_kind = {}
-    for (side, shape), us in times.items():
-        c = configs.get((side, shape))
-        if side != "model" and c:
-            by_kind.setdefault(kind(c), []).append((c, shape[2], us))
-    for name, rows in sorted(by_kind.items()):
+    for name, rows in sorted(rows_by_kind(times, configs).items()):
         if len(rows) >= 3:
             a, b, c = fit(rows)
             print(f"  {name:14s} a {a:7.3f}  b {b:7.2f}  c {c:7.2f}  ({len(rows)} rows)")

@@ -276,6 +276,11 @@
 //    -5.0%), while 128 x 160 and 256 x 64 picks ran -18.8% to +3.2% (+3.2%: a tie in the model, hence "strictly"). The
 //    rule as it is: on the first runs' eight rows it moves -6.5% (-11.2% to +0.8%), on twelve rows held out -7.6%
 //    (-12.7% to +1.0%; 2048 x 2112 x 7168 62.3 -> 55.3 us). Why the other tiles lose with the split is not measured.
+// 22. Dense picks that run one round (step 21's bounds otherwise) take a tile whose tiles fill at most half of the
+//    SMs, each split over K by a pair of CTAs (the kernel's tail split takes a single round of at most half of its
+//    grid as a short last round), where the model prices that half wave strictly lower: 768 x 1536 x 7168, 72 tiles
+//    of 128 x 128 on 72 SMs, takes 60 of 128 x 160 on 120 CTAs. Unmeasured (benchmarks/experiments/
+//    one_round_split.sh; NOTES 154).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -747,16 +752,28 @@ void choose_split_k(const Problem& p, std::int64_t m_blocks, Fp8GemmConfig& best
   if (pick.block_n != 0) best = pick;
 }
 
+// The bounds steps 21 and 22 share: dense GEMMs over K >= 4096 at M > 128, 128x128 B scales and 128-byte rows,
+// nothing forced, no split K.
+bool dense_tail_split_may_pay(const Problem& p, std::int64_t rows, const Fp8GemmConfig& best) {
+  return env::tune_tail_split() < 0 && env::tune_cluster() != 2 && env::tune_block_m() <= 0 &&
+         env::tune_block_n() <= 0 && ceil_div(p.k, kFp8BlockK) >= kTailSplitMinKBlocks && !p.b_scale_per_row &&
+         !rows_unaligned(p.k) && rows > 128 && best.split_k == 1;
+}
+
+// Steps 21 and 22: `c`, whose last round the tail split halves, becomes `pick` where the model prices it strictly
+// lower than `best` and than the pick so far (none: block_n 0).
+void keep_if_cheaper(const Problem& p, const Fp8GemmConfig& best, const Fp8GemmConfig& c, Fp8GemmConfig& pick) {
+  const std::int64_t cost = cost_of(c, p, true);
+  if (cost < cost_of(best, p) && (pick.block_n == 0 || cost < cost_of(pick, p, true))) pick = c;
+}
+
 // Step 21: where the dense pick is narrower than the full-width tiles (128 x 192, 256 x 128) and without the
 // accumulator pipeline (128 x 160, 256 x 64 and the like), one of those full-width tiles whose short last round the
 // tail split halves, if the model prices it lower; true if taken.
 bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best) {
   const bool full_width = (best.block_m == 128 && best.block_n == kMaxBlockN) ||
                           (best.block_m == 256 && best.block_n == kMaxBlockNTwoWaves);
-  if (env::tune_tail_split() >= 0 || env::tune_cluster() == 2 || env::tune_block_m() > 0 || env::tune_block_n() > 0 ||
-      ceil_div(p.k, kFp8BlockK) < kTailSplitMinKBlocks || p.b_scale_per_row || rows_unaligned(p.k) || rows <= 128 ||
-      best.split_k != 1 || full_width || best.acc_pipeline)
-    return false;
+  if (!dense_tail_split_may_pay(p, rows, best) || full_width || best.acc_pipeline) return false;
   // Whether the tail split halves a configuration's last round: at least two rounds, the last for at most half of
   // the SMs, tiles the split takes (without clusters).
   auto halves_last_round = [&](const Fp8GemmConfig& c) {
@@ -767,9 +784,29 @@ bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best
   Fp8GemmConfig pick;
   for (const auto [block_m, block_n] : {std::pair{128, kMaxBlockN}, std::pair{256, kMaxBlockNTwoWaves}}) {
     Fp8GemmConfig c;
-    if (!make_config(p, block_m, block_n, ceil_div(rows, block_m), 1, c) || !halves_last_round(c)) continue;
-    if (cost_of(c, p, true) < cost_of(best, p) && (pick.block_n == 0 || cost_of(c, p, true) < cost_of(pick, p, true)))
-      pick = c;
+    if (make_config(p, block_m, block_n, ceil_div(rows, block_m), 1, c) && halves_last_round(c))
+      keep_if_cheaper(p, best, c, pick);
+  }
+  if (pick.block_n == 0) return false;
+  best = pick;
+  return true;
+}
+
+// Step 22 (prepared, unmeasured): where the dense pick runs one round, a tile whose tiles fill at most half of the
+// SMs, each tile's K blocks split over a pair of CTAs by the tail split (the whole round is its "last round"), if the
+// model prices that half wave strictly lower. Its bounds are step 21's; true if taken.
+bool choose_split_round(const Problem& p, std::int64_t rows, Fp8GemmConfig& best) {
+  if (!dense_tail_split_may_pay(p, rows, best) || best.waves != 1 || best.block_n >= 128) return false;
+  Fp8GemmConfig pick;
+  for (const int block_m : {128, 256}) {
+    for (int block_n = 16; block_n <= (block_m == 256 ? kMaxBlockNTwoWaves : kMaxBlockN); block_n += 16) {
+      Fp8GemmConfig c;
+      if (!cheap_block_scales(block_n) || !make_config(p, block_m, block_n, ceil_div(rows, block_m), 1, c) ||
+          2 * c.tiles > p.num_sms ||
+          !fp8_gemm_tail_split_supported(p.mode, p.k, c.block_m, c.block_n, c.stages, 1, c.split_k))
+        continue;
+      keep_if_cheaper(p, best, c, pick);
+    }
   }
   if (pick.block_n == 0) return false;
   best = pick;
@@ -787,7 +824,8 @@ Fp8GemmConfig select_fp8_gemm_config(std::int64_t m, std::int64_t n, std::int64_
   const Problem p{kFp8GemmDense, n, k, num_sms, b_scale_per_row, out_f32, c_kind, std::max(hbm_gbs, 0), false};
   Fp8GemmConfig best = choose_all(p, rows, [&](int block_m) { return ceil_div(rows, block_m); });
   choose_split_k(p, ceil_div(rows, best.block_m), best);
-  const bool split_tail = choose_tail_rounds(p, rows, best);  // step 21 (no clusters then: they exclude the tail split)
+  // Steps 21 and 22 (no clusters then: they exclude the tail split).
+  const bool split_tail = choose_tail_rounds(p, rows, best) || choose_split_round(p, rows, best);
   const bool wide_rows = !unaligned && wide_rows_unclustered(best.block_m, best.block_n, k);  // step 15
   const bool per_row_unclustered = b_scale_per_row && !(out_f32 && k_blocks >= kLongKBlocks);  // step 17
   const bool multicast_pays =

@@ -276,11 +276,15 @@
 //    -5.0%), while 128 x 160 and 256 x 64 picks ran -18.8% to +3.2% (+3.2%: a tie in the model, hence "strictly"). The
 //    rule as it is: on the first runs' eight rows it moves -6.5% (-11.2% to +0.8%), on twelve rows held out -7.6%
 //    (-12.7% to +1.0%; 2048 x 2112 x 7168 62.3 -> 55.3 us). Why the other tiles lose with the split is not measured.
-// 22. Dense picks that run one round (step 21's bounds otherwise) take a tile whose tiles fill at most half of the
-//    SMs, each split over K by a pair of CTAs (the kernel's tail split takes a single round of at most half of its
-//    grid as a short last round), where the model prices that half wave strictly lower: 768 x 1536 x 7168, 72 tiles
-//    of 128 x 128 on 72 SMs, takes 60 of 128 x 160 on 120 CTAs. Unmeasured (benchmarks/experiments/
-//    one_round_split.sh; NOTES 154).
+// 22. Dense picks of one round of tiles under 128 columns (128 x 64, 256 x 64 / 32 / 16; step 21's bounds otherwise)
+//    take a tile whose tiles fill at most half of the SMs, each split over K by a pair of CTAs (the kernel's tail split
+//    takes a single round of at most half of its grid as a short last round), where the model prices that half wave
+//    strictly lower: 384 x 4096 x 7168, 128 tiles of 256 x 64, takes 66 of 128 x 192 on 132 CTAs. Measured on an H200
+//    (benchmarks/NOTES.md 155; one build, the default against DG_TUNE_TAIL_SPLIT=0, two rounds): in sample ten rows
+//    -25.5% geometric mean (-58.3% to +5.7%), held out nine -28.5% (-52.1% to +5.4%; 384 x 3072 x 16384 79.7 -> 39.2
+//    us). The two losses are at K = 4096 / 5120 from 128 x 64 (+5.7%, +5.4%): a split round costs R / 2 plus ~4 us of
+//    exchange and its code ~3% (NOTES 155), which the model, without K, does not count. Pipelined 128 x 128 picks are
+//    left out: split, four of eight rows ran 10-13% slower, two level, two 11-13% faster (K = 14336; 72 of 132 SMs).
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach
@@ -792,7 +796,7 @@ bool choose_tail_rounds(const Problem& p, std::int64_t rows, Fp8GemmConfig& best
   return true;
 }
 
-// Step 22 (prepared, unmeasured): where the dense pick runs one round, a tile whose tiles fill at most half of the
+// Step 22: where the dense pick runs one round of tiles under 128 columns, a tile whose tiles fill at most half of the
 // SMs, each tile's K blocks split over a pair of CTAs by the tail split (the whole round is its "last round"), if the
 // model prices that half wave strictly lower. Its bounds are step 21's; true if taken.
 bool choose_split_round(const Problem& p, std::int64_t rows, Fp8GemmConfig& best) {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in session 108 (NOTES 155) with heuristics step 22 as prepared in session 107 (one_round_split.patch, at 0229318;
+# removed since: main's step 22, e30e146, is its narrowed form, so on main the 128 x 128 groups below do not move).
 # Prepared (session 107, no device): heuristics step 22 as one_round_split.patch. Where a dense pick runs one round
 # (M > 128, K >= 4096, 128x128 B scales, 128-byte rows), a tile whose tiles fill at most half of the SMs, each split
 # over K by a pair of CTAs through the tail split, if the model prices that half wave strictly lower. On a grid of 550
@@ -19,8 +21,8 @@
 #     192,7168,16384 256,7168,5120 256,7168,16384 256,4096,16384 512,2112,5120 192,2560,16384 640,1024,5120 \
 #     384,1536,16384 384,1024,5120 384,3072,16384 640,2112,5120 896,2048,5120
 set -euo pipefail
-patch=benchmarks/experiments/one_round_split.patch
-git apply --check "$patch" 2>/dev/null && git apply "$patch"  # (already applied: --check fails, nothing to do)
+patch=benchmarks/experiments/one_round_split.patch  # (git show 0229318:$patch > $patch to run it as prepared)
+[ -f "$patch" ] && git apply --check "$patch" 2>/dev/null && git apply "$patch"  # (applied already: nothing to do)
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
 python -m pip install -q --no-build-isolation -e . >"$OUT/build.log" 2>&1 || { tail -20 "$OUT/build.log"; exit 1; }

@@ -88,10 +88,13 @@ def test_dense_balanced_grid():
 
 # Step 21 (heuristics.cc): a short last round of dense tiles over long K split over K by pairs of CTAs, by default:
 # 128 x 192 tiles (half-width groups) on 2048 x 2112 x 7168 (176 = 132 + 44 tiles), 256 x 128 on 2560 x 4096 x 4096
-# (320 = 2 x 132 + 56); step 22: a single round so split, 66 tiles of 128 x 192 on 384 x 4096 x 7168 and 48 of 128 x
-# 128 (the accumulator pipeline) on 512 x 1536 x 7168; FP32 out with C too.
+# (320 = 2 x 132 + 56); step 22: a single round so split, 66 tiles of 128 x 192 on 384 x 4096 x 7168, 48 of 128 x
+# 128 (the accumulator pipeline) on 512 x 1536 x 7168, and with M tails 65 of 128 x 160 (half-width groups) on 600 x
+# 2048 x 7168, 66 of 256 x 64 on 500 x 2112 x 14336, 48 of 128 x 64 on 370 x 1024 x 7168; FP32 out with C too.
 @pytest.mark.parametrize("m,n,k,tile", [(2048, 2112, 7168, (128, 192)), (2560, 4096, 4096, (256, 128)),
-                                        (384, 4096, 7168, (128, 192)), (512, 1536, 7168, (128, 128))])
+                                        (384, 4096, 7168, (128, 192)), (512, 1536, 7168, (128, 128)),
+                                        (600, 2048, 7168, (128, 160)), (500, 2112, 14336, (256, 64)),
+                                        (370, 1024, 7168, (128, 64))])
 @pytest.mark.parametrize("c_dtype", [None, F32])
 def test_dense_short_last_round_split(m, n, k, tile, c_dtype):
     sms = runtime.get_num_sms()

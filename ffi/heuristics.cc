@@ -282,10 +282,10 @@
 //    strictly lower: 384 x 4096 x 7168, 128 tiles of 256 x 64, takes 66 of 128 x 192 on 132 CTAs. Measured on an H200
 //    (benchmarks/NOTES.md 155; one build, the default against DG_TUNE_TAIL_SPLIT=0, two rounds): in sample ten rows
 //    -25.5% geometric mean (-58.3% to +5.7%), held out nine -28.5% (-52.1% to +5.4%; 384 x 3072 x 16384 79.7 -> 39.2
-//    us). The two losses are at K = 4096 / 5120 from 128 x 64 (+5.7%, +5.4%): a split round costs R / 2 plus ~4 us of
-//    exchange and its code ~3% (NOTES 155), which the model, without K, does not count. Picks of 128 columns or more
-//    are left out: pipelined 128 x 128 ones, split, ran 10-13% slower on four of eight rows, level on two, 11-13%
-//    faster on two (K = 14336; 72 of 132 SMs busy); wider ones are untried.
+//    us). The losses are at K = 4096 / 5120 (128 x 64 +5.7%, +5.4%; 256 x 64 +1.5%): a split round costs R / 2 plus ~4
+//    us of exchange and its code ~3% (NOTES 155), which the model, without K, does not count. Picks of 128 columns or
+//    more are left out: pipelined 128 x 128 ones, split, ran 10-13% slower on four of eight rows, level on two,
+//    11-13% faster on two (K = 14336; 72 of 132 SMs busy); wider ones are untried.
 // Stages: as many as fit into the opt-in shared memory (kMaxDynamicSmemBytes, layout in fp8_gemm_smem_bytes), at
 // most kMaxStages = 16, and at most ceil(K / 128) + 1: one tile's whole K plus the first block of the next tile is
 // all a persistent CTA can usefully prefetch. Only small tiles (M = 64 / 128: 64 x 16 ... 128 x 32 over long K) reach

@@ -261,7 +261,8 @@
 //    draw, +4.4%), Mixtral's decode layers (8 experts, N x K 28672 x 4096 and 4096 x 14336, 128 / 256 rows) -2.0% to
 //    -7.7%. The N bound is empirical: NOTES 95's wider rule lost +5.8% on 16 x 192 x 2048 x 7168, though 192-wide
 //    tiles pad N = 2048 and N = 4096 alike (3%); why that shape lost is not measured. K whose rows cross sectors
-//    takes clusters there (step 5), which exclude the tail split: unmeasured with these tiles, so left out.
+//    takes clusters there (step 5), which exclude the tail split: unmeasured with these tiles, so left out. So are
+//    per-row B scales (1x128), whose tiles are at most kMaxBlockNPerRowScale = 176 wide: step 6's search.
 // 21. Dense picks narrower than the full-width tiles (128 x 192, 256 x 128) and without the accumulator pipeline (128 x
 //    160, 256 x 64, ...) over K >= 4096 (kTailSplitMinKBlocks) move to a full-width tile whose last round (at most
 //    half of the SMs, after at least one whole round) the tail split halves, where the model, counting that round as
@@ -481,7 +482,7 @@ bool at_most_128_rows(int mode) { return mode == kFp8GemmMasked; }
 // take 256 x 128.
 constexpr std::int64_t kMaskedTallMinRows = 512;
 // Step 20: masked groups of kMaskedMidMinRows up to kMaskedTallMinRows rows over the tail split's K, N >=
-// kMaskedMidMinN and rows of whole sectors take 128 x kMaskedMidBlockN.
+// kMaskedMidMinN and rows of whole sectors (128x128 B scales) take 128 x kMaskedMidBlockN.
 constexpr std::int64_t kMaskedMidMinRows = 129;
 constexpr std::int64_t kMaskedMidMinN = 4096;
 constexpr int kMaskedMidBlockN = 192;
@@ -645,7 +646,7 @@ Fp8GemmConfig choose_all(const Problem& p, std::int64_t rows, MBlocks m_blocks_o
   const bool tail_split_on = tail_split_pays(p.mode, p.k) && env::tune_tail_split() != 0 && env::tune_cluster() != 2;
   const bool masked_tall = tail_split_on && rows >= kMaskedTallMinRows && p.n >= 128;
   const bool masked_mid = tail_split_on && rows >= kMaskedMidMinRows && rows < kMaskedTallMinRows &&
-                          p.n >= kMaskedMidMinN && !rows_cross_sectors(p.k);  // step 20
+                          p.n >= kMaskedMidMinN && !rows_cross_sectors(p.k) && !p.b_scale_per_row;  // step 20
   if (forced_m > 0) {
     choose(p, forced_m, m_blocks_of(forced_m), best, best_last_wave);
   } else if (masked_tall && forced_n == 0) {

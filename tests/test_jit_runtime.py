@@ -1037,6 +1037,10 @@ def test_masked_mid_groups_take_192_wide_tiles(monkeypatch):
     assert pick(16, 230, 2048, 7168)[:2] == (128, 128)  # N = 2048: measured slower
     assert pick(4, 307, 4096, 2048) == (128, 128, False)  # no tail split at K = 2048
     assert pick(4, 307, 4096, 6000)[:2] == (128, 128)  # rows crossing sectors: clusters, unmeasured with 192
+    # per-row B scales (tiles at most 176 wide): step 6's search (step 20 once picked 192 there, and threw)
+    c = _C.select_fp8_gemm_config(4096, 4096, 7168, 132, grouping="masked", num_groups=4, expected_m=307,
+                                  b_scale_per_row=True, out_f32=True)
+    assert c["block_m"] == 128 and c["block_n"] <= 128, c
     monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "0")
     assert pick(4, 307, 4096, 7168)[:2] == (128, 128)
     monkeypatch.setenv("DG_TUNE_TAIL_SPLIT", "1")
@@ -1047,6 +1051,35 @@ def test_masked_mid_groups_take_192_wide_tiles(monkeypatch):
     monkeypatch.delenv("DG_TUNE_BLOCK_N")
     monkeypatch.setenv("DG_TUNE_BLOCK_M", "256")
     assert pick(4, 307, 4096, 7168)[:2] == (256, 128)
+
+
+def _default_selection_cases():
+    """Problems over the knobs the callers pass (no DG_TUNE_*): every grouping, both B scale kinds, FP32 out with
+    and without C, and shapes through each step's bounds (group rows around 64 / 128 / 512 / 768, N under and over
+    4096, K short, at the tail split's bound, long, and rows crossing sectors), on several SM counts."""
+    shapes = [(1, 16, 16), (64, 2112, 7168), (200, 4096, 7168), (307, 4096, 5120), (384, 4096, 7168),
+              (600, 7168, 4096), (1024, 4096, 7168), (4096, 2048, 2048), (879, 4608, 9728), (4096, 7168, 6000)]
+    for grouping in ("dense", "contiguous", "ragged", "masked", "k_grouped"):
+        for per_row in ((True,) if grouping == "k_grouped" else (False, True)):
+            for out_f32, c_kind in ((False, 0), (True, 0), (True, 2)):
+                if c_kind and grouping in ("contiguous", "ragged", "masked"):
+                    continue  # (C is dense and k-grouped only)
+                for m, n, k in shapes:
+                    for num_sms in (132, 114, 7):
+                        yield grouping, per_row, out_f32, c_kind, m, n, k, num_sms
+
+
+def test_every_default_selection_finds_a_config():
+    """No rule of the model may pick a tile the kernel cannot take: each problem gets a configuration that fits."""
+    for grouping, per_row, out_f32, c_kind, m, n, k, num_sms in _default_selection_cases():
+        kwargs = dict(b_scale_per_row=per_row, out_f32=out_f32, c_kind=c_kind, hbm_gbs=4814)
+        if grouping != "dense":
+            g = 4
+            kwargs.update(grouping=grouping, num_groups=g, expected_m=m if grouping == "masked" else 0)
+        case = (grouping, per_row, out_f32, c_kind, m, n, k, num_sms)
+        c = _C.select_fp8_gemm_config(m, n, k, num_sms, **kwargs)
+        assert c["smem_bytes"] <= SMEM_LIMIT and 1 <= c["grid"] <= num_sms and c["grid"] % c["cluster"] == 0, case
+        assert c["block_n"] <= (128 if c["block_m"] == 256 else 176 if per_row else 192), case
 
 
 def test_masked_counts_half_a_partial_tile_per_group():

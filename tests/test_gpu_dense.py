@@ -63,8 +63,9 @@ def test_dense_sweep(m, n, k):
 
 # Rows that are not 128-byte multiples (K % 128 != 0) take clusters from 12 K blocks on, at any M and at one wave too
 # (heuristics.cc, step 5): K = 2000 (rows crossing 32-byte sectors), 1504, and 7000 (padded to 7008 bytes), each one
-# wave of 128-row tiles on an H100.
-@pytest.mark.parametrize("m,n,k", [(512, 2048, 2000), (1024, 1024, 1504), (2304, 640, 7000)])
+# wave of 128-row tiles on an H100; and N = 16, a single N block, whose 9 M blocks the clusters' CTAs pair along M
+# (kLoneColumn with no paired column: the last pair's second tile is past M).
+@pytest.mark.parametrize("m,n,k", [(512, 2048, 2000), (1024, 1024, 1504), (2304, 640, 7000), (1100, 16, 1504)])
 def test_dense_unaligned_rows_in_clusters(m, n, k):
     c = runtime.extension().select_fp8_gemm_config(m, n, -(-k // 16) * 16, runtime.get_num_sms())
     assert c["cluster"] == 2, c

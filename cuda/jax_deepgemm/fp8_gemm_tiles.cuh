@@ -358,6 +358,9 @@ struct TileScheduler {
   // tiles before block j are kNumTileCols per such start in lanes < j, counted without knowing where segments end.
   __device__ __forceinline__ bool seek_segment(int t, const Fp8GemmArgs& args) {
     constexpr int kTileBlocks = kBlockM > kSegmentBlockRows ? kBlockM / kSegmentBlockRows : 1;  // (segments: 256)
+    // (Compiled in every mode, never called outside segments: a dense kernel of one N block in clusters of 2 has
+    // kNumTileCols = 0, and a division by it would be a compiler warning.)
+    constexpr int kSegmentTileCols = kNumTileCols > 0 ? kNumTileCols : 1;
     constexpr int kPastM = -2;  // a key no block has (segment_key: -1 .. G - 1)
     const int blocks = segment_blocks(args);
     const int lane = static_cast<int>(ptx::lane_id());
@@ -376,7 +379,7 @@ struct TileScheduler {
       const unsigned int opens = ptx::ballot(lane == 0 || key != key_before);  // a segment's first block, or M's end
       const int my_first = 31 - __clz(opens & up_to_lane);                     // this lane's segment's first lane
       const unsigned int tile_starts = ptx::ballot(real && (lane - my_first) % kTileBlocks == 0);
-      const int wanted = (t - first_tile) / kNumTileCols;  // tile starts before t's in the window
+      const int wanted = (t - first_tile) / kSegmentTileCols;  // tile starts before t's in the window
       int s;                                               // the first lane of the segment the cursor moves to
       if (wanted < __popc(tile_starts)) {
         const bool starts_t = ((tile_starts >> lane) & 1) && __popc(tile_starts & (up_to_lane >> 1)) == wanted;

@@ -370,6 +370,8 @@ def sweep(quick: bool):
         # refused there
         jobs.append((cfg(256, 64, max_stages(256, 64, 0, 1), 2112, 7168, cluster=2, tma_store=1), True))
         jobs.append((cfg(128, 64, max_stages(128, 64), 2112, 7168, mode=2, cluster=2), "a cluster of 2 needs"))
+        # and over a single N block (no paired column at all: every tile is the lone column's)
+        jobs.append((cfg(128, 16, max_stages(128, 16), 16, 1504, cluster=2), True))
         # dense clusters sharing B (JDG_MULTICAST_B): half-width groups with the TMA store, 256-row tiles, and
         # refused in a grouped mode
         c = cfg(128, 192, max_stages(128, 192, 0, 1), 2112, 7168, cluster=2, tma_store=1)

@@ -8,6 +8,7 @@ cuda/jax_deepgemm/fp8_gemm.cuh exists). Every test uses its own DG_JIT_CACHE_DIR
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -20,6 +21,7 @@ from jit_support import (  # noqa: F401  (isolated and stub_dir are fixtures)
     CUDA_DIR,
     MACROS,
     PROBLEM,
+    REPO,
     STUB_KERNEL,
     clean_env,
     have_nvcc,
@@ -1053,7 +1055,14 @@ def test_masked_mid_groups_take_192_wide_tiles(monkeypatch):
     assert pick(4, 307, 4096, 7168)[:2] == (256, 128)
 
 
-def _default_selection_cases():
+def _config_fuzz():
+    spec = importlib.util.spec_from_file_location("jdg_config_fuzz", REPO / "tools" / "config_fuzz.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _step_bound_problems():
     """Problems over the knobs the callers pass (no DG_TUNE_*): every grouping, both B scale kinds, FP32 out with
     and without C, and shapes through each step's bounds (group rows around 64 / 128 / 512 / 768, N under and over
     4096, K short, at the tail split's bound, long, and rows crossing sectors), on several SM counts."""
@@ -1066,20 +1075,22 @@ def _default_selection_cases():
                     continue  # (C is dense and k-grouped only)
                 for m, n, k in shapes:
                     for num_sms in (132, 114, 7):
-                        yield grouping, per_row, out_f32, c_kind, m, n, k, num_sms
+                        kw = dict(b_scale_per_row=per_row, out_f32=out_f32, c_kind=c_kind, hbm_gbs=4814)
+                        if grouping != "dense":
+                            kw.update(grouping=grouping, num_groups=4, expected_m=m if grouping == "masked" else 0)
+                        yield m, n, k, num_sms, kw
 
 
-def test_every_default_selection_finds_a_config():
-    """No rule of the model may pick a tile the kernel cannot take: each problem gets a configuration that fits."""
-    for grouping, per_row, out_f32, c_kind, m, n, k, num_sms in _default_selection_cases():
-        kwargs = dict(b_scale_per_row=per_row, out_f32=out_f32, c_kind=c_kind, hbm_gbs=4814)
-        if grouping != "dense":
-            g = 4
-            kwargs.update(grouping=grouping, num_groups=g, expected_m=m if grouping == "masked" else 0)
-        case = (grouping, per_row, out_f32, c_kind, m, n, k, num_sms)
-        c = _C.select_fp8_gemm_config(m, n, k, num_sms, **kwargs)
-        assert c["smem_bytes"] <= SMEM_LIMIT and 1 <= c["grid"] <= num_sms and c["grid"] % c["cluster"] == 0, case
-        assert c["block_n"] <= (128 if c["block_m"] == 256 else 176 if per_row else 192), case
+def test_every_selection_finds_a_config_that_fits():
+    """No rule of the model may pick a tile the kernel cannot take (step 20 once gave per-row B scales 192 columns,
+    and threw): each problem, at each step's bounds and 20000 random ones (tools/config_fuzz.py), gets a
+    configuration that exists and fits."""
+    fuzz = _config_fuzz()
+    bad = []
+    for problem in list(_step_bound_problems()) + list(fuzz.problems(seed=0, count=20000)):
+        if found := fuzz.selection_problems(_C, *problem):
+            bad.append((problem, found))
+    assert not bad, bad[:5]
 
 
 def test_masked_counts_half_a_partial_tile_per_group():

@@ -90,14 +90,17 @@ class _Call:
 
     def sdy_rule(self, axis_sizes) -> SdyShardingRule:
         """How shardings propagate through the call. K (and N with 128x128 scales) is the compound of its 128
-        blocks and the 128 elements of a block, when it is a whole number of blocks; only the blocks may be split.
-        Otherwise K (N) and its blocks are separate factors that must stay whole. So must a factor that no mesh axis
-        (of `axis_sizes`) splits into whole problems: left free, Shardy would split it along part of an axis (a
-        sub-axis), which custom_partitioning cannot express (e.g. 2 K blocks of a weight gradient whose tokens are
-        split 8 ways)."""
+        blocks and the 128 elements of a block, when it is a whole number of blocks that every combination of mesh
+        axes (of `axis_sizes`) divides; only the blocks may be split. Otherwise K (N) and its blocks are separate
+        factors that must stay whole: an operand split along an axis that does not divide the blocks (N = 256, two
+        blocks, split 4 ways on a 4 x 2 mesh) would have Shardy split the blocks along part of that axis (a
+        sub-axis), which custom_partitioning cannot express. So must a factor that no mesh axis splits into whole
+        problems (e.g. 2 K blocks of a weight gradient whose tokens are split 8 ways)."""
         # (Shardy rejects a compound with a factor of size 1: one block is a plain factor, not splittable anyway.)
-        k_blocks = self.sizes["k"] % BLOCK == 0 and self.sizes["k"] > BLOCK
-        n_blocks = self.block_n and self.sizes["n"] % BLOCK == 0 and self.sizes["n"] > BLOCK
+        all_axes = math.prod(axis_sizes)  # (every product of some of the axes divides it)
+        blocks = lambda f: self.sizes[f] % BLOCK == 0 and self.sizes[f] // BLOCK % all_axes == 0  # noqa: E731
+        k_blocks = blocks("k") and self.sizes["k"] > BLOCK
+        n_blocks = self.block_n and blocks("n") and self.sizes["n"] > BLOCK
         compound = {"k": CompoundFactor("kb", "kt")} if k_blocks else {}
         if n_blocks:
             compound["n"] = CompoundFactor("nb", "nt")

@@ -167,6 +167,22 @@ def test_jit_splits_that_would_change_the_op_are_gathered(fn, args, specs):
     _close(f(*sharded), f(*args), exact=True)
 
 
+@pytest.mark.parametrize("fn,args,specs", [
+    (dense, lambda: dense_args()[:1] + (q_rhs(randn(14, (256, K))),), (P("y"), (P("x"), None))),  # N: 2 blocks
+    (contiguous, contiguous_args, (P(("x", "y")), (P(None, "x"), None), P(("x", "y")))),  # the same, per expert
+    (dense, lambda: (q_lhs(randn(13, (M, 256))), q_rhs(randn(14, (N, 256)))),  # K: 2 blocks
+     ((P(None, "x"), None), (P(None, "x"), None))),
+])
+def test_jit_split_along_an_axis_that_does_not_divide_the_blocks(fn, args, specs):
+    """On a 4 x 2 mesh, two 128 blocks of N or K split 4 ways (the other axis would divide them): gathered and exact,
+    not split by Shardy along part of the axis, which the partitioner cannot take in (the contiguous case failed to
+    compile so)."""
+    mesh = _mesh((4, 2), ("x", "y"))
+    args = args()
+    f = jax.jit(fn)
+    _close(f(*_put(args, specs, mesh)), f(*args), exact=True)
+
+
 def test_jit_grad_of_fp8_dot_data_parallel():
     """A data-parallel training step: tokens sharded, weights replicated. The weight gradient contracts over the
     tokens, so exactly one reduction (an all-reduce) appears; nothing is gathered."""

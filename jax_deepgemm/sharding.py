@@ -90,17 +90,14 @@ class _Call:
 
     def sdy_rule(self, axis_sizes) -> SdyShardingRule:
         """How shardings propagate through the call. K (and N with 128x128 scales) is the compound of its 128
-        blocks and the 128 elements of a block, when it is a whole number of blocks that every combination of mesh
-        axes (of `axis_sizes`) divides; only the blocks may be split. Otherwise K (N) and its blocks are separate
-        factors that must stay whole: an operand split along an axis that does not divide the blocks (N = 256, two
-        blocks, split 4 ways on a 4 x 2 mesh) would have Shardy split the blocks along part of that axis (a
-        sub-axis), which custom_partitioning cannot express. So must a factor that no mesh axis splits into whole
-        problems (e.g. 2 K blocks of a weight gradient whose tokens are split 8 ways)."""
+        blocks and the 128 elements of a block, when it is a whole number of blocks; only the blocks may be split.
+        Otherwise K (N) and its blocks are separate factors that must stay whole. So must a factor that no mesh axis
+        (of `axis_sizes`) splits into whole problems: left free, Shardy would split it along part of an axis (a
+        sub-axis), which custom_partitioning cannot express (e.g. 2 K blocks of a weight gradient whose tokens are
+        split 8 ways)."""
         # (Shardy rejects a compound with a factor of size 1: one block is a plain factor, not splittable anyway.)
-        all_axes = math.prod(axis_sizes)  # (every product of some of the axes divides it)
-        blocks = lambda f: self.sizes[f] % BLOCK == 0 and self.sizes[f] // BLOCK % all_axes == 0  # noqa: E731
-        k_blocks = blocks("k") and self.sizes["k"] > BLOCK
-        n_blocks = self.block_n and blocks("n") and self.sizes["n"] > BLOCK
+        k_blocks = self.sizes["k"] % BLOCK == 0 and self.sizes["k"] > BLOCK
+        n_blocks = self.block_n and self.sizes["n"] % BLOCK == 0 and self.sizes["n"] > BLOCK
         compound = {"k": CompoundFactor("kb", "kt")} if k_blocks else {}
         if n_blocks:
             compound["n"] = CompoundFactor("nb", "nt")
@@ -197,16 +194,30 @@ def _partitioned(kind, family, avals, out_aval, params, axis_sizes):
     call = _Call(kind, avals, out_aval)
 
     def partition(mesh, arg_shapes, result_shape):
-        specs = [(names, s.sharding.spec) for names, s in zip(call.operands, arg_shapes)]
-        axes = call.factor_axes(mesh, specs + [(call.result, result_shape.sharding.spec)])
+        specs = [(names, _decoded_spec(s.sharding, mesh)) for names, s in zip(call.operands, arg_shapes)]
+        axes = call.factor_axes(mesh, specs + [(call.result, _decoded_spec(result_shape.sharding, mesh))])
         counts = {f: math.prod(mesh.shape[a] for a in names) for f, names in axes.items()}
         arg_shardings = tuple(NamedSharding(mesh, _spec(names, axes)) for names in call.operands)
         result = NamedSharding(mesh, _spec(call.result, axes))
         return mesh, partial(_local_without_mesh, kind, family, axes, counts, params), result, arg_shardings
 
     fn = custom_partitioning(lambda *ops: family.inner.bind(*ops, **params))
-    fn.def_partition(partition, sharding_rule=call.sdy_rule(axis_sizes))
+    fn.def_partition(partition, sharding_rule=call.sdy_rule(axis_sizes), decode_shardings=False)  # _decoded_spec
     return fn
+
+
+def _decoded_spec(sharding, mesh) -> PartitionSpec:
+    """An operand's (result's) sharding as the mesh's PartitionSpec. The partitioner passes XLA's shardings as they
+    are (decode_shardings=False): one that splits a dimension along part of a mesh axis (a sub-axis: Shardy
+    propagates, e.g., tokens split 4 ways into the 2 K blocks of a weight gradient's scales, or B's N split 4 ways
+    into its 2 blocks of scales) has no PartitionSpec, and decoding it in JAX would fail the compilation. Such an
+    operand counts as unsplit here: the call's shardings leave its factors whole, and XLA reshards it to them."""
+    if isinstance(sharding, NamedSharding):
+        return sharding.spec
+    try:
+        return sharding_impls.parse_flatten_op_sharding(sharding._hlo_sharding, mesh)[0]  # private: see the top
+    except Exception:  # noqa: BLE001  (JAX raises several kinds for what a PartitionSpec cannot hold)
+        return PartitionSpec()
 
 
 def _sharded_program(ctx) -> bool:

@@ -174,9 +174,9 @@ def test_jit_splits_that_would_change_the_op_are_gathered(fn, args, specs):
      ((P(None, "x"), None), (P(None, "x"), None))),
 ])
 def test_jit_split_along_an_axis_that_does_not_divide_the_blocks(fn, args, specs):
-    """On a 4 x 2 mesh, two 128 blocks of N or K split 4 ways (the other axis would divide them): gathered and exact,
-    not split by Shardy along part of the axis, which the partitioner cannot take in (the contiguous case failed to
-    compile so)."""
+    """On a 4 x 2 mesh, two 128 blocks of N or K split 4 ways (the other axis would divide them): Shardy splits the
+    blocks of the scales along part of the axis (a sub-axis, which no PartitionSpec holds; the contiguous case failed
+    to compile), and the call gathers them: exact."""
     mesh = _mesh((4, 2), ("x", "y"))
     args = args()
     f = jax.jit(fn)
@@ -209,6 +209,19 @@ def test_jit_grad_of_fp8_dot_with_fewer_tokens_than_a_k_block_per_device():
     gx, gw = grad(*_put((x, w), (P("x"), None), mesh))
     ex, ew = grad(x, w)
     _close(gx, ex, exact=True)
+    _close(gw, ew, exact=True)
+
+
+def test_jit_grad_of_fp8_dot_with_tokens_split_along_an_axis_that_does_not_divide_their_blocks():
+    """A 2 x 4 mesh, 256 tokens split 4 ways (64 per device) and the weights' N 2 ways: the weight gradient's K is 2
+    blocks, which the 2-way axis would split whole but the 4-way one splits along part of it (a sub-axis; this failed
+    to compile). The gradients equal one device's, up to the order of the input gradient's K-split sums."""
+    mesh = _mesh((2, 4), ("x", "y"))
+    x, w = randn(19, (256, 1024)), randn(20, (1024, 256))
+    grad = jax.jit(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w) ** 2), argnums=(0, 1)))
+    gx, gw = grad(*_put((x, w), (P("y"), P(None, "x")), mesh))
+    ex, ew = grad(x, w)
+    _close(gx, ex, exact=False)
     _close(gw, ew, exact=True)
 
 

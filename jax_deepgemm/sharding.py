@@ -14,8 +14,9 @@ attribute on the custom call itself:
   * it is applied at lowering time, after vmap/grad/jvp have run on the outer primitive (which has its own rules),
     so custom_partitioning's limits with transformations (it has no batching or JVP rule) never arise.
 Costs, accepted: the callback is Python run by XLA at compile time; a program with a partitioned call misses the
-persistent compilation cache (custom_partitioning keys it by a Python id); and the outer primitives are registered
-as needing devices at lowering (`jax._src.dispatch`, private), without which custom_partitioning has no mesh.
+persistent compilation cache (custom_partitioning keys it by a Python id); the outer primitives are registered
+as needing devices at lowering (`jax._src.dispatch`, private), without which custom_partitioning has no mesh; and
+the partition callback decodes XLA's shardings with `jax._src.sharding_impls` (private; see `_decoded_spec`).
 Inside shard_map and pmap (manual axes) and on one device, the inner primitive is lowered in place: it is local.
 
 What runs where: a factor (m, n, k, g) that the operands shard is kept when every shard stays a whole problem of
@@ -211,7 +212,10 @@ def _decoded_spec(sharding, mesh) -> PartitionSpec:
     are (decode_shardings=False): one that splits a dimension along part of a mesh axis (a sub-axis: Shardy
     propagates, e.g., tokens split 4 ways into the 2 K blocks of a weight gradient's scales, or B's N split 4 ways
     into its 2 blocks of scales) has no PartitionSpec, and decoding it in JAX would fail the compilation. Such an
-    operand counts as unsplit here: the call's shardings leave its factors whole, and XLA reshards it to them."""
+    operand counts as unsplit here (the other operands' shardings choose the call's), and XLA reshards it to the
+    call's shardings."""
+    if sharding is None:
+        return PartitionSpec()
     if isinstance(sharding, NamedSharding):
         return sharding.spec
     try:

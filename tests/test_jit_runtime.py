@@ -1083,8 +1083,8 @@ def _step_bound_problems():
 
 def test_every_selection_finds_a_config_that_fits():
     """No rule of the model may pick a tile the kernel cannot take (step 20 once gave per-row B scales 192 columns,
-    and threw): each problem, at each step's bounds and 20000 random ones (tools/config_fuzz.py), gets a
-    configuration that exists and fits."""
+    and threw): each problem, at each step's bounds and 20000 random ones (tools/config_fuzz.py), all of them
+    problems the API accepts, gets a configuration that exists and fits; none is refused."""
     fuzz = _config_fuzz()
     bad = []
     for problem in list(_step_bound_problems()) + list(fuzz.problems(seed=0, count=20000)):

@@ -174,9 +174,9 @@ def test_jit_splits_that_would_change_the_op_are_gathered(fn, args, specs):
      ((P(None, "x"), None), (P(None, "x"), None))),
 ])
 def test_jit_split_along_an_axis_that_does_not_divide_the_blocks(fn, args, specs):
-    """On a 4 x 2 mesh, two 128 blocks of N or K split 4 ways (the other axis would divide them): Shardy splits the
-    blocks of the scales along part of the axis (a sub-axis, which no PartitionSpec holds; the contiguous case failed
-    to compile), and the call gathers them: exact."""
+    """On a 4 x 2 mesh, two 128 blocks of N or K split 4 ways (the other axis would divide them): where Shardy splits
+    the scales' blocks along part of the axis (a sub-axis, which no PartitionSpec holds: the contiguous case, which
+    failed to compile), the call takes them as unsplit and XLA gathers them; every case exact."""
     mesh = _mesh((4, 2), ("x", "y"))
     args = args()
     f = jax.jit(fn)

@@ -4,7 +4,7 @@ Each family is a pair of primitives:
   outer  what the public functions bind: abstract eval (shape, dtype, varying manual axes), JVP, batching rule
          (`batching.py`), and one lowering for every platform that partitions the call when the program is sharded
          (`sharding.py`) and otherwise lowers the inner primitive in place;
-  inner  the per-shard computation, only ever created inside that lowering: on CUDA it asks `runtime.use_kernels()`
+  inner  the per-shard computation, only ever created inside that lowering: on CUDA it asks `runtime.use_kernels`
          and emits the FFI call of `kernels.py` (sm_90) or the reference; every other platform lowers to the
          reference (`reference.py`), so CPU runs exercise the very same primitives and rules as the GPU.
 
@@ -88,7 +88,7 @@ def _cuda_lowering(ref: Callable, kernel: Callable):
     kernel_rule = mlir.lower_fun(kernel, multiple_results=False)
 
     def rule(ctx, *args, **params):
-        if runtime.use_kernels():
+        if runtime.use_kernels(ctx.avals_in):
             return kernel_rule(ctx, *args, **params)
         return reference_rule(ctx, *args, **params)
 

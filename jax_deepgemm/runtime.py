@@ -3,7 +3,8 @@ lowering whether a primitive runs its Hopper kernel or the pure-JAX reference.
 
 Environment variables read here (the JIT's own DG_JIT_* / DG_PRINT_CONFIGS are read by the extension, see README):
   JAX_DEEPGEMM_DISABLE_KERNELS=1   always lower to the reference (debugging, A/B comparisons)
-  JAX_DEEPGEMM_STRICT=1            a CUDA device that is not sm_90 is an error instead of a reference fallback
+  JAX_DEEPGEMM_STRICT=1            a reference fallback on CUDA (a device that is not sm_90, symbolic shapes) is
+                                   an error instead
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ _ext = None
 _ext_error: str | None = None
 _registered = False
 _register_lock = threading.Lock()
-_warned_fallback = False
+_warned_fallbacks: set[str] = set()  # the reasons warned about, each once per process
 
 
 def kernel_include_dir() -> Path:
@@ -142,14 +143,19 @@ def get_hbm_gbs() -> int:
     return _hbm_gbs
 
 
-def use_kernels() -> bool:
-    """Whether a CUDA lowering should emit our FFI call (True) or the reference (False).
+def use_kernels(avals=()) -> bool:
+    """Whether a CUDA lowering of operands `avals` should emit our FFI call (True) or the reference (False).
 
     Kernels are used on sm_90 devices, and when lowering for CUDA with no GPU present (ahead-of-time lowering and
-    export: the program then names our kernels). Any other CUDA GPU gets the reference, with one warning.
+    export: the program then names our kernels). Any other CUDA GPU gets the reference, and so do operands with
+    symbolic dimensions (a shape-polymorphic jax.export: each kernel is compiled for its static shapes); each
+    reason is warned about once.
     """
     if os.environ.get("JAX_DEEPGEMM_DISABLE_KERNELS", "0") not in ("", "0"):
         return False
+    if not all(isinstance(d, int) for a in avals for d in getattr(a, "shape", ())):
+        return _fallback("symbolic dimensions (a shape-polymorphic export) cannot take the kernels, which are "
+                         "compiled for static shapes")
     devices = cuda_devices()
     if all(is_sm90(d) for d in devices):
         if devices and not register_ffi_targets():
@@ -160,11 +166,10 @@ def use_kernels() -> bool:
 
 
 def _fallback(reason: str) -> bool:
-    global _warned_fallback
     if os.environ.get("JAX_DEEPGEMM_STRICT", "0") not in ("", "0"):
         raise RuntimeError(f"jax_deepgemm: {reason}, and JAX_DEEPGEMM_STRICT is set")
-    if not _warned_fallback:
+    if reason not in _warned_fallbacks:
         warnings.warn(f"jax_deepgemm: {reason}; using the pure-JAX reference (set JAX_DEEPGEMM_STRICT=1 to make "
                       "this an error)", RuntimeWarning, stacklevel=3)
-        _warned_fallback = True
+        _warned_fallbacks.add(reason)
     return False

@@ -161,7 +161,8 @@ def _primitive(name: str, shapes, reference, kernel) -> Primitive:
     kernel_rule = mlir.lower_fun(kernel, multiple_results=True)
 
     def cuda_rule(ctx, *args):
-        if _kernel_applies(ctx.avals_in[0]) and not _sharded_program(ctx) and runtime.use_kernels():
+        # (use_kernels first: it takes symbolic shapes, which _kernel_applies cannot)
+        if runtime.use_kernels(ctx.avals_in) and _kernel_applies(ctx.avals_in[0]) and not _sharded_program(ctx):
             return kernel_rule(ctx, *args)
         return reference_rule(ctx, *args)
 

@@ -219,10 +219,11 @@ def _cuda_rule():
 
     def rule(ctx, *args, **params):
         x = ctx.avals_in[0]
-        # (the kernel reads rows as 16-byte vectors: 8 bfloat16 or 4 float32 columns at a time)
-        aligned = x.dtype in _KERNEL_DTYPES and x.shape[-1] % (16 // x.dtype.itemsize) == 0
-        if aligned and not _sharded_program(ctx) and runtime.use_kernels():
-            return kernel_rule(ctx, *args, **params)
+        # (the kernel reads rows as 16-byte vectors: 8 bfloat16 or 4 float32 columns at a time; use_kernels first:
+        # it takes symbolic shapes, which the test below cannot)
+        if runtime.use_kernels(ctx.avals_in) and not _sharded_program(ctx):
+            if x.dtype in _KERNEL_DTYPES and x.shape[-1] % (16 // x.dtype.itemsize) == 0:
+                return kernel_rule(ctx, *args, **params)
         return reference_rule(ctx, *args, **params)
 
     return rule

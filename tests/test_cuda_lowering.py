@@ -255,7 +255,7 @@ def test_other_gpus_fall_back_with_one_warning(monkeypatch):
     from jax_deepgemm import runtime
 
     monkeypatch.setattr(runtime, "cuda_devices", lambda: [_FakeGpu()])
-    monkeypatch.setattr(runtime, "_warned_fallback", False)
+    monkeypatch.setattr(runtime, "_warned_fallbacks", set())
     a, b = _pairs(64, 112, 128)  # shapes no other test lowers: lowerings are cached per shape
     with pytest.warns(RuntimeWarning, match="sm_90"):
         text = _lower_cuda(dg.fp8_gemm_nt, a, b)

@@ -26,6 +26,7 @@ from jax import export  # noqa: E402
 
 import jax_deepgemm as dg  # noqa: E402
 import oracle  # noqa: E402
+from jax_deepgemm.nn.moe import moe  # noqa: E402
 from jax_deepgemm import runtime  # noqa: E402
 
 _SM90 = [d for d in runtime.cuda_devices() if runtime.is_sm90(d)]
@@ -153,6 +154,78 @@ def test_exported_shard_map_program():
     assert restored.nr_devices == len(devices)
     out = restored.call(*args)
     assert_matches(out, expected, bound, out_dtype)
+
+
+def _with_symbolic(args, dims):
+    """Specs of `args` (a pytree of arrays) with the dimensions `dims` names (leaf index -> axis) as the symbol m."""
+    (m,) = export.symbolic_shape("m")
+    leaves, tree = jax.tree.flatten(args)
+    specs = []
+    for i, x in enumerate(leaves):
+        shape = list(x.shape)
+        for axis in dims.get(i, ()):
+            shape[axis] = m
+        specs.append(jax.ShapeDtypeStruct(tuple(shape), x.dtype))
+    return jax.tree.unflatten(tree, specs)
+
+
+def _grad_of(fn):
+    return jax.grad(lambda x, w, *rest: jnp.sum(fn(x, w, *rest).astype(F32) ** 2), argnums=(0, 1))
+
+
+def _symbolic_cases():
+    """(function, concrete args, {leaf: symbolic axes}) per op: the token / row count symbolic (the MoE layer: its
+    dispatch sorts a symbolic number of entries)."""
+    x = randn(seed_of("export", "px"), (72, 256)).astype(BF16)
+    w = randn(seed_of("export", "pw"), (256, 192), spread=False)
+    ws = randn(seed_of("export", "pws"), (3, 256, 192), spread=False)
+    sizes = jnp.asarray([30, 0, 50], jnp.int32)  # past the 72 rows: cut
+    router = randn(seed_of("export", "pr"), (256, 3))
+    w_gate_up = randn(seed_of("export", "pg"), (3, 256, 384), spread=False).astype(BF16)
+    w_down = randn(seed_of("export", "pd"), (3, 192, 256), spread=False).astype(BF16)
+    dense, dense_args, *_ = _dense()
+    ragged, ragged_args, *_ = _ragged()
+    k_grouped, k_args, *_ = _k_grouped()
+    masked, masked_args, *_ = _masked()
+    contiguous, contiguous_args, *_ = _contiguous()
+    return {
+        "dense": (dense, dense_args, {0: (0,), 1: (0,), 4: (0,)}),  # a [M, K], its scales [M, kb], c [M, N]
+        "ragged": (ragged, ragged_args, {0: (0,), 1: (0,)}),
+        "contiguous": (contiguous, contiguous_args, {0: (0,), 1: (0,), 4: (0,)}),
+        "masked": (masked, masked_args, {0: (1,), 1: (1,)}),  # a [G, M, K], its scales [G, M, kb]
+        "k_grouped": (k_grouped, k_args, {0: (0,), 1: (0,), 5: (1,)}),  # a [M, K], its scales, c [G, M, N]
+        "fp8_dot_grad": (_grad_of(dg.fp8_dot), (x, w), {0: (0,)}),
+        "ragged_dot_grad": (_grad_of(dg.ragged_dot), (x, ws, sizes), {0: (0,)}),
+        "moe_grad": (jax.grad(lambda x, r, w1, w2: jnp.sum(moe(x, r, w1, w2, top_k=2).astype(F32) ** 2),
+                              argnums=(0, 1, 2, 3)), (x, router, w_gate_up, w_down), {0: (0,)}),
+    }
+
+
+@pytest.mark.parametrize("case", ["dense", "ragged", "contiguous", "masked", "k_grouped", "fp8_dot_grad",
+                                  "ragged_dot_grad", "moe_grad"])
+def test_shape_polymorphic_export_takes_the_reference(case, monkeypatch):
+    """A symbolic row count cannot take the kernels (each is compiled for its static shapes): the CUDA branch lowers
+    to the reference, with a warning (an error under JAX_DEEPGEMM_STRICT), and the artifact computes, for the
+    concrete shapes it is called with, what the reference computes (run on the CPU, where both sides are it)."""
+    fn, args, dims = _symbolic_cases()[case]
+    specs = _with_symbolic(args, dims)
+    monkeypatch.setattr(runtime, "_warned_fallbacks", set())
+    with pytest.warns(RuntimeWarning, match="symbolic dimensions"):
+        exported = export.export(jax.jit(fn), platforms=PLATFORMS, disabled_checks=dg.export_disabled_checks())(
+            *specs)
+    # (the gradients' weight quantizations, of static shapes, keep their kernels)
+    assert "jdg_fp8_gemm" not in exported.mlir_module(), "no GEMM kernel call for symbolic shapes"
+    restored = export.deserialize(exported.serialize())
+    args = jax.device_put(args, jax.devices("cpu")[0])  # (on a GPU too: the reference on both sides)
+    got, want = restored.call(*args), jax.jit(fn)(*args)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        if case == "moe_grad":  # (XLA compiles the refined program's f32 sums in another order: an ulp or so)
+            np.testing.assert_allclose(oracle.f64(g), oracle.f64(w), rtol=1e-5, atol=1e-5 * np.abs(oracle.f64(w)).max())
+        else:
+            np.testing.assert_array_equal(oracle.f64(g), oracle.f64(w))
+    monkeypatch.setenv("JAX_DEEPGEMM_STRICT", "1")
+    with pytest.raises(RuntimeError, match="symbolic dimensions.*JAX_DEEPGEMM_STRICT"):
+        export.export(jax.jit(fn), platforms=("cuda",), disabled_checks=dg.export_disabled_checks())(*specs)
 
 
 def _run_fresh(script: str, folder, args) -> subprocess.CompletedProcess:

@@ -146,14 +146,14 @@ def sort_by_expert(expert_ids, experts: int):
     Up to N * (experts + 224) = 2^24 a counting sort: an entry's place is its expert's first place plus the entries
     of its expert before it, counted in blocks of 128 (in its block one comparison with each entry before it, reduced
     as XLA fuses it; over the blocks before, a cumulative sum of per-block counts), then one scatter of the entries'
-    indices: O(N * (128 + experts)) work, no [N, experts] array. Past that limit a stable argsort (XLA ran CUB's radix
-    sort at 524288 entries, and by the times from 32768 on). On an H200 (2026-12-01, benchmarks/NOTES.md 132), argsort
-    / counting sort in us: N = 16384 (the MoE step's) 49.7 / 12.8 with 16 experts, 49.9 / 18.0 with 256; N = 65536
-    37.9 / 27.5 with 16, 38.4 / 47.3 with 256; N = 131072 39.6 / 43.9 with 16. The counting sort's time fits 8 us +
-    N * (experts + 220) * 1.26 ps."""
+    indices: O(N * (128 + experts)) work, no [N, experts] array. Past that limit, or with N symbolic, a stable argsort
+    (XLA ran CUB's radix sort at 524288 entries, and by the times from 32768 on). On an H200 (2026-12-01,
+    benchmarks/NOTES.md 132), argsort / counting sort in us: N = 16384 (the MoE step's) 49.7 / 12.8 with 16 experts,
+    49.9 / 18.0 with 256; N = 65536 37.9 / 27.5 with 16, 38.4 / 47.3 with 256; N = 131072 39.6 / 43.9 with 16. The
+    counting sort's time fits 8 us + N * (experts + 220) * 1.26 ps."""
     n = expert_ids.shape[0]
     bucket = jnp.where((expert_ids >= 0) & (expert_ids < experts), expert_ids, experts).astype(jnp.int32)
-    if n * (experts + 224) > _COUNTING_SORT_LIMIT:
+    if not isinstance(n, int) or n * (experts + 224) > _COUNTING_SORT_LIMIT:  # (not int: a shape-polymorphic export)
         sizes = jnp.bincount(bucket, length=experts + 1)[:experts].astype(jnp.int32)
         return jnp.argsort(bucket, stable=True).astype(jnp.int32), sizes
     blocks = -(-n // _SORT_BLOCK)

@@ -73,9 +73,10 @@ def _transposed(pair):
 
 def fp8_dot(x, w) -> jax.Array:
     """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
-    pre-quantized pair (w_fp8 [N, K], scale [nb, kb]). Differentiable, with FP8 dgrad and wgrad."""
+    pre-quantized pair (w_fp8 [N, K], scale [nb, kb]). Differentiable, with FP8 dgrad and wgrad. Empty dimensions
+    give what x @ w gives (an empty result, or zeros for K = 0; a pair's own dimensions must not be empty)."""
     fn = "fp8_dot"
-    x = check.floating(fn, "x", x)
+    x = check.floating(fn, "x", x, allow_empty=True)
     if x.ndim < 1:
         raise ValueError(f"{fn}: x must be [..., K], got a scalar")
     k = x.shape[-1]
@@ -85,10 +86,14 @@ def fp8_dot(x, w) -> jax.Array:
         n, wk = w_data.shape
         check.same(fn, "K", wk, k, f"x is [..., K] with K={k}, w[0] is [N, K] with K={wk}")
         w_scale = check.scale(fn, "w[1] (w scale)", w_scale, check.scale_shapes_rhs(n, k, per_row=False))
+        if x.size == 0:  # (no token: an empty result, as x @ w's)
+            return jnp.einsum("...k,nk->...n", x, w_data.astype(x.dtype))
         out = _fp8_dot_quantized(*match_vma(x.reshape(-1, k), w_data, w_scale))
         return checkpoint_name(out.reshape(*x.shape[:-1], n), CHECKPOINT_NAMES[0])
-    w = check.floating(fn, "w", w, ndim=2)
+    w = check.floating(fn, "w", w, ndim=2, allow_empty=True)
     check.same(fn, "K", w.shape[0], k, f"x is [..., K] with K={k}, w is [K, N] with K={w.shape[0]}")
+    if x.size == 0 or w.size == 0:  # (an empty result, or K = 0: zeros; x @ w's, and its zero gradients)
+        return jnp.matmul(x, w.astype(x.dtype))
     # Inside shard_map, a replicated w enters varying like x (see match_vma): its gradient is then summed over shards.
     out = _fp8_dot(*match_vma(x.reshape(-1, k), w))
     return checkpoint_name(out.reshape(*x.shape[:-1], w.shape[1]), CHECKPOINT_NAMES[0])
@@ -184,11 +189,12 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     """jax.lax.ragged_dot computed in FP8: lhs [M, K], rhs [G, K, N], group_sizes [G] -> [M, N].
 
     Rows past sum(group_sizes) are zeros; with group_offset ([1] int), rows of groups before it are zeros too.
-    `precision` is accepted for signature compatibility (the FP8 recipe fixes the precision)."""
+    `precision` is accepted for signature compatibility (the FP8 recipe fixes the precision). Empty dimensions give
+    what jax.lax.ragged_dot gives: an empty result, or zeros for K = 0 or G = 0."""
     fn = "ragged_dot"
     del precision
-    lhs = check.floating(fn, "lhs", lhs, ndim=2)
-    rhs = check.floating(fn, "rhs", rhs, ndim=3)
+    lhs = check.floating(fn, "lhs", lhs, ndim=2, allow_empty=True)
+    rhs = check.floating(fn, "rhs", rhs, ndim=3, allow_empty=True)
     check.same(fn, "K", rhs.shape[1], lhs.shape[1], f"lhs is [M, K] with K={lhs.shape[1]}, rhs is [G, K, N] "
                f"with K={rhs.shape[1]}")
     group_sizes = check.index(fn, "group_sizes", group_sizes, (rhs.shape[0],))
@@ -205,6 +211,8 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
                             f"{preferred_element_type!r}") from e
         if not jnp.issubdtype(out_dtype, jnp.floating):
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
+    if lhs.size == 0 or rhs.size == 0:  # (every product is empty, or sums nothing: zeros, with zero gradients)
+        return jnp.einsum("mk,gkn->mn", lhs, rhs, preferred_element_type=out_dtype).astype(out_dtype)
     return checkpoint_name(_ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset)), CHECKPOINT_NAMES[1])
 
 

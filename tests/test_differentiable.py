@@ -330,6 +330,40 @@ def test_one_argument_grads_equal_the_full_grads(op):
     np.testing.assert_array_equal(to64(unused[1]), 0.0)
 
 
+EMPTY_CASES = [  # (x or lhs, w: fp8_dot [K, N] / ragged_dot [G, K, N]) with an empty dimension
+    ("fp8_dot", (0, 256), (256, 130)), ("fp8_dot", (3, 0, 200), (200, 130)), ("fp8_dot", (5, 0), (0, 130)),
+    ("fp8_dot", (5, 200), (200, 0)), ("fp8_dot_pair", (2, 0, 256), (256, 130)),
+    ("ragged_dot", (0, 256), (2, 256, 130)), ("ragged_dot", (5, 0), (2, 0, 130)),
+    ("ragged_dot", (5, 256), (0, 256, 130)), ("ragged_dot", (5, 256), (2, 256, 0))]
+
+
+@pytest.mark.parametrize("op,x_shape,w_shape", EMPTY_CASES)
+def test_empty_dimensions_give_what_jax_gives(op, x_shape, w_shape):
+    """An empty dimension (no token, no expert, K = 0, N = 0) gives x @ w's / jax.lax.ragged_dot's result (empty, or
+    zeros) and gradients, eagerly and under jit; no kernel is called."""
+    x = randn(seed_of("empty-x", op), x_shape, BF16)
+    w = randn(seed_of("empty-w", op), w_shape, F32)
+    sizes = jnp.asarray([3, 1][:w_shape[0]] if op == "ragged_dot" else [], jnp.int32)
+    if op == "fp8_dot":
+        ours, exact = dg.fp8_dot, lambda x, w: jnp.matmul(x, w.astype(BF16))
+    elif op == "fp8_dot_pair":
+        ours = lambda x, w: dg.fp8_dot(x, q_rhs(w.T))  # noqa: E731
+        exact = lambda x, w: jnp.matmul(x, w.astype(BF16))  # noqa: E731
+    else:
+        ours = lambda x, w: dg.ragged_dot(x, w, sizes)  # noqa: E731
+        exact = lambda x, w: jax.lax.ragged_dot(x.astype(F32), w, sizes)  # noqa: E731 (the result type: f32)
+    for fn in (ours, jax.jit(ours)):
+        got, want = fn(x, w), exact(x, w)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(to64(got), to64(want))
+    if op != "fp8_dot_pair":  # (a pre-quantized weight has no gradient)
+        loss = lambda f: lambda x, w: jnp.sum(f(x, w).astype(F32))  # noqa: E731
+        grads = jax.jit(jax.grad(loss(ours), argnums=(0, 1)))(x, w)
+        for g, e, arg in zip(grads, jax.grad(loss(exact), argnums=(0, 1))(x, w), (x, w)):
+            assert g.shape == arg.shape and g.dtype == arg.dtype
+            np.testing.assert_array_equal(to64(g), to64(e))
+
+
 def test_ragged_dot_grads_agree_with_float32_autodiff():
     m, k, n = 64, 200, 130
     sizes = jnp.asarray([20, 30, 14], jnp.int32)

@@ -191,6 +191,12 @@ def test_rejects_what_cannot_be_split():
             layer(x, router_w, w_gate_up, w_down, axis_name="ep", capacity_factor=bad)
 
 
+def test_no_tokens_give_an_empty_result():
+    x, router_w, w_gate_up, w_down = random_moe(17, T, E)
+    y = nn.moe(x[:0], router_w, w_gate_up, w_down, top_k=TOP_K, mesh=mesh_1d(), axis_name="ep")
+    assert y.shape == (0, x.shape[1]) and y.dtype == x.dtype
+
+
 @needs_devices
 def test_body_rejects_experts_not_split_over_the_axis():
     """Inside a caller's shard_map the body sees per-device weights: all E experts on every device is an error."""

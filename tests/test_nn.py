@@ -60,6 +60,21 @@ def test_fp8_linear_rejects_bad_shapes(x_shape, w_shape, b_shape, error, match):
         jax.jit(nn.fp8_linear).trace(jnp.ones(x_shape), jnp.ones(w_shape), b)
 
 
+@pytest.mark.parametrize("x_shape, w_shape", [((0, 64), (64, 16)), ((2, 0, 64), (64, 16)), ((3, 0), (0, 16))])
+def test_fp8_linear_empty_dimensions_give_what_x_at_w_plus_b_gives(x_shape, w_shape):
+    x, w = jnp.ones(x_shape, jnp.bfloat16), jnp.ones(w_shape)
+    b = jnp.arange(w_shape[1], dtype=jnp.float32)
+    exact = lambda x, w, b: jnp.matmul(x, w.astype(x.dtype)) + b.astype(x.dtype)  # noqa: E731
+    got, want = jax.jit(nn.fp8_linear)(x, w, b), exact(x, w, b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(to64(got), to64(want))
+    loss = lambda f: lambda *a: jnp.sum(f(*a).astype(jnp.float32))  # noqa: E731
+    for g, e in zip(jax.grad(loss(nn.fp8_linear), argnums=(0, 1, 2))(x, w, b),
+                    jax.grad(loss(exact), argnums=(0, 1, 2))(x, w, b)):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_array_equal(to64(g), to64(e))
+
+
 def test_fp8_linear_rejects_integer_input():
     with pytest.raises(TypeError, match=r"fp8_linear: x must be float32/bfloat16/float16, got int32"):
         nn.fp8_linear(jnp.ones((4, 8), jnp.int32), jnp.ones((8, 4)))
@@ -187,6 +202,17 @@ def test_expert_ffn_combine_is_the_weighted_sum_of_each_tokens_rows():
 
 
 GOOD = {"x": (T, D), "router_w": (D, E), "w_gate_up": (E, D, 2 * F), "w_down": (E, F, D)}
+
+
+@pytest.mark.parametrize("fp8", [True, False])
+def test_moe_without_tokens_gives_an_empty_result_and_zero_weight_gradients(fp8):
+    operands = [jnp.ones((0, D), jnp.bfloat16)] + [jnp.ones(v) for k, v in GOOD.items() if k != "x"]
+    y = jax.jit(lambda *a: nn.moe(*a, top_k=2, fp8=fp8))(*operands)
+    assert y.shape == (0, D) and y.dtype == jnp.bfloat16
+    grads = jax.grad(lambda *a: jnp.sum(nn.moe(*a, top_k=2, fp8=fp8).astype(jnp.float32)), argnums=(0, 1, 2, 3))(
+        *operands)
+    for g, a in zip(grads, operands):
+        assert g.shape == a.shape and not np.any(to64(g))
 
 
 @pytest.mark.parametrize("name, shape, match", [

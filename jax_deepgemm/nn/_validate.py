@@ -9,7 +9,8 @@ import jax
 import jax.numpy as jnp
 
 
-def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, *, described: str = "") -> jax.Array:
+def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, *, described: str = "",
+             allow_empty: bool = False) -> jax.Array:
     """A float array (not FP8). `shape` entries are ints (must match) or names (any size, used in the message)."""
     if not isinstance(x, (jax.Array, jax.core.Tracer)) and not hasattr(x, "__array__"):
         raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}")
@@ -20,7 +21,7 @@ def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, 
         wanted = "[" + ", ".join(str(s) for s in shape) + "]" + (f" ({described})" if described else "")
         if x.ndim != len(shape) or any(isinstance(s, int) and s != d for s, d in zip(shape, x.shape)):
             raise ValueError(f"{fn}: {name} has shape {tuple(x.shape)}; expected {wanted}")
-    if 0 in x.shape:
+    if 0 in x.shape and not allow_empty:
         raise ValueError(f"{fn}: {name} has an empty dimension: shape {tuple(x.shape)}")
     return x
 

@@ -119,6 +119,8 @@ def expert_parallel_moe(x, router_w, w_gate_up, w_down, *, top_k: int, mesh, axi
         raise ValueError(f"{fn}: x {tuple(x.shape)} has {tokens} tokens (its leading dimensions flattened), not a "
                          f"multiple of the {devices} devices of mesh axis {axis_name!r}")
     capacity_factor = _check_capacity_factor(fn, capacity_factor)
+    if tokens == 0:  # no token: an empty result, as moe's
+        return jnp.zeros(x.shape, x.dtype)
     specs = (P(axis_name), P(), P(axis_name), P(axis_name))
     operands = [_placed(a, mesh, axis_name, s) for a, s in zip((x2, router_w, w_gate_up, w_down), specs)]
     body = partial(moe_expert_parallel, top_k=top_k, axis_name=axis_name, capacity_factor=capacity_factor, fp8=fp8)

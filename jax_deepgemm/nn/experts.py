@@ -21,7 +21,7 @@ def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: i
 
     Inside the expert-parallel body (`devices` > 1 along `axis_name`) the expert weights passed are this device's
     E / devices experts; the router always scores all E experts."""
-    x = floating(fn, "x", x)
+    x = floating(fn, "x", x, allow_empty=True)  # (no token is a layer's valid input; D = 0 fails on router_w)
     if x.ndim < 1:
         raise ValueError(f"{fn}: x must be [..., D], got a scalar")
     d = x.shape[-1]

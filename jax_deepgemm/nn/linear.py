@@ -12,14 +12,15 @@ def fp8_linear(x, w, b=None) -> jax.Array:
     """x [..., K] @ w [K, N] (+ b [N]) -> [..., N] in x.dtype.
 
     The product runs in FP8 (per-token activations, 128x128 weight blocks, FP32 promotion), the bias is added in
-    x.dtype. Differentiable in x, w and b."""
+    x.dtype. Differentiable in x, w and b. Empty dimensions give what x @ w + b gives (see fp8_dot)."""
     fn = "fp8_linear"
-    x = floating(fn, "x", x)
+    x = floating(fn, "x", x, allow_empty=True)
     if x.ndim < 1:
         raise ValueError(f"{fn}: x must be [..., K], got a scalar")
-    w = floating(fn, "w", w, (x.shape[-1], "N"), described=f"[K, N] with K = x.shape[-1] = {x.shape[-1]}")
+    w = floating(fn, "w", w, (x.shape[-1], "N"), described=f"[K, N] with K = x.shape[-1] = {x.shape[-1]}",
+                 allow_empty=True)
     y = fp8_dot(x, w)
     if b is None:
         return y
-    b = floating(fn, "b", b, (w.shape[1],), described=f"[N] with N = w.shape[1] = {w.shape[1]}")
+    b = floating(fn, "b", b, (w.shape[1],), described=f"[N] with N = w.shape[1] = {w.shape[1]}", allow_empty=True)
     return y + b.astype(y.dtype)

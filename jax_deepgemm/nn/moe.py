@@ -4,6 +4,7 @@ on one device or expert-parallel over a mesh axis."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 
 from .expert_parallel import expert_parallel_moe
 from .experts import check_moe_args, expert_ffn, route, sort_by_expert
@@ -32,6 +33,8 @@ def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=No
         raise ValueError("moe: capacity_factor applies to the expert-parallel layer only (pass mesh and axis_name); "
                          "on one device every token reaches its experts")
     x2, router_w, w_gate_up, w_down, top_k = check_moe_args("moe", x, router_w, w_gate_up, w_down, top_k)
+    if x2.shape[0] == 0:  # no token: an empty result (and zero gradients for the weights)
+        return jnp.zeros(x.shape, x.dtype)
     weights, expert_ids = route(x2, router_w, top_k)
     # Dispatch: (token, slot) pairs sorted by expert, so that each expert owns a contiguous run of rows.
     order, group_sizes = sort_by_expert(expert_ids.reshape(-1), router_w.shape[1])

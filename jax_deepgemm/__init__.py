@@ -23,6 +23,7 @@ from .layout import (
 from .quantization import ceil_to_ue8m0, dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .runtime import get_num_sms, register_ffi_targets, set_num_sms
 from .testing import calc_diff
+from .aot import warmup
 
 __version__ = "0.1.0"
 
@@ -54,4 +55,5 @@ __all__ = [
     "register_ffi_targets",
     "set_num_sms",
     "transform_sf_into_required_layout",
+    "warmup",
 ]

@@ -76,9 +76,9 @@ def _warmup(args) -> int:
     if ext is None:
         print(f"warmup needs the compiled extension: {runtime.extension_error()}", file=sys.stderr)
         return 1
-    if not args.gemm and not any(getattr(args, flag) for flag in _GROUPED_WARMUPS):
-        print("nothing to compile: pass --gemm M,N,K or a grouped shape (--contiguous, --ragged, --masked, "
-              "--k-grouped; each repeatable)", file=sys.stderr)
+    if not args.gemm and not args.exported and not any(getattr(args, flag) for flag in _GROUPED_WARMUPS):
+        print("nothing to compile: pass --gemm M,N,K, a grouped shape (--contiguous, --ragged, --masked, "
+              "--k-grouped) or --exported FILE; each repeatable", file=sys.stderr)
         return 2
     num_sms = args.num_sms or runtime.get_num_sms()
     hbm_gbs = args.hbm_gbs if args.hbm_gbs is not None else runtime.get_hbm_gbs()
@@ -104,10 +104,27 @@ def _warmup(args) -> int:
                 else:
                     compile_one(label, m, n, k, grouping=grouping, g=g,
                                 expected_m=values[4] if len(values) > 4 else 0)
+        for path in args.exported:
+            for info in _warmup_exported(path, args.num_sms, args.hbm_gbs):
+                print(f"{path}: {info['kernel']}  [{info['cache']}, {info['seconds'] * 1e3:.1f} ms]")
     except ValueError as e:  # a shape no kernel takes (e.g. a k-grouped K that is not a multiple of 128)
         print(f"warmup: {e}", file=sys.stderr)
         return 2
     return 0
+
+
+def _warmup_exported(path: str, num_sms, hbm_gbs) -> list[dict]:
+    """The kernels of a serialized jax.export artifact (aot.py)."""
+    import jax
+
+    from .aot import warmup
+
+    try:
+        with open(path, "rb") as f:
+            exported = jax.export.deserialize(bytearray(f.read()))
+    except Exception as e:  # (deserialize raises what flatbuffers finds; say which file it was)
+        raise ValueError(f"{path} is not a serialized jax.export artifact ({type(e).__name__}: {e})") from e
+    return warmup(exported, num_sms=num_sms, hbm_gbs=hbm_gbs)
 
 
 def _grouped_kinds(text: str) -> tuple[str, ...]:
@@ -132,6 +149,8 @@ def main(argv=None) -> int:
     warm.add_argument("--gemm", action="append", default=[], metavar="M,N,K", help="a dense fp8_gemm_nt shape",
                       type=partial(_parse_shape, count=3, flag="--gemm"))
     warm.add_argument("--with-f32", action="store_true", help="also the f32-output kernels (weight gradients)")
+    warm.add_argument("--exported", action="append", default=[], metavar="FILE",
+                      help="every kernel a serialized jax.export artifact calls (Exported.serialize())")
     for flag, (_, form, what) in _GROUPED_WARMUPS.items():
         name = f"--{flag.replace('_', '-')}"
         warm.add_argument(name, action="append", default=[], metavar=form, help=what,

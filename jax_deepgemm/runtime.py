@@ -121,9 +121,13 @@ def get_sms_cap() -> int:
     return _num_sms_cap or 0
 
 
+def device_num_sms() -> int:
+    """The fewest SMs over this process's CUDA GPUs (DEFAULT_NUM_SMS without one), before set_num_sms's cap."""
+    return min((getattr(d, "core_count", DEFAULT_NUM_SMS) for d in cuda_devices()), default=DEFAULT_NUM_SMS)
+
+
 def get_num_sms() -> int:
-    devices = cuda_devices()
-    available = min((getattr(d, "core_count", DEFAULT_NUM_SMS) for d in devices), default=DEFAULT_NUM_SMS)
+    available = device_num_sms()
     return min(available, _num_sms_cap) if _num_sms_cap else available
 
 

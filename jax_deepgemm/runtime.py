@@ -109,11 +109,17 @@ def is_sm90(device) -> bool:
 
 
 def set_num_sms(n: int) -> None:
-    """Caps the SMs the persistent kernels use (affects kernels compiled afterwards)."""
+    """Caps the SMs the persistent kernels use, from the next call on.
+
+    The cap is part of each call's lowering, which JAX caches per function and argument shapes: so that a function
+    traced before takes the new cap too, a change of the cap clears JAX's caches (jax.clear_caches), and every
+    program is traced and compiled again. Set it before compiling to pay nothing."""
     global _num_sms_cap
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_sms: n must be a positive int, got {n!r}")
-    _num_sms_cap = n
+    if n != _num_sms_cap:
+        _num_sms_cap = n
+        jax.clear_caches()
 
 
 def get_sms_cap() -> int:

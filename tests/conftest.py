@@ -158,7 +158,11 @@ def cosine(x, y) -> float:
 
 
 @pytest.fixture
-def restore_num_sms(monkeypatch):
-    """Restores the SM cap (set_num_sms has no 'unset'; the module-level cap is put back after the test)."""
-    monkeypatch.setattr(runtime, "_num_sms_cap", runtime._num_sms_cap)
+def restore_num_sms():
+    """Restores the SM cap (set_num_sms has no 'unset'; the module-level cap is put back after the test), and, as
+    set_num_sms does, clears JAX's caches where it changed: no later test reuses a lowering made under the cap."""
+    saved = runtime._num_sms_cap
     yield
+    if runtime._num_sms_cap != saved:
+        runtime._num_sms_cap = saved
+        jax.clear_caches()

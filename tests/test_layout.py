@@ -3,6 +3,8 @@ accepts) and the SM cap."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -119,6 +121,15 @@ def test_num_sms_round_trip(restore_num_sms):
         with pytest.raises(ValueError, match="set_num_sms"):
             dg.set_num_sms(bad)
     assert dg.get_num_sms() == default  # a rejected value changes nothing
+    # The cap reaches a function lowered before at its next call (JAX would reuse its cached lowering)
+    gemm = lambda a, b: dg.fp8_gemm_nt(a, b)  # noqa: E731
+    shapes = ((jax.ShapeDtypeStruct((64, 256), jnp.float8_e4m3fn), jax.ShapeDtypeStruct((64, 2), F32)),
+              (jax.ShapeDtypeStruct((128, 256), jnp.float8_e4m3fn), jax.ShapeDtypeStruct((1, 2), F32)))
+    cap_lowered = lambda: re.findall(r"sms_cap = (\d+)",  # noqa: E731
+                                     jax.jit(gemm).trace(*shapes).lower(lowering_platforms=("cuda",)).as_text())
+    assert cap_lowered() == [str(default)]
+    dg.set_num_sms(6)
+    assert cap_lowered() == ["6"]
     # GEMMs keep working under a cap (on the reference it changes nothing)
     dg.set_num_sms(4)
     a, b = q_lhs(randn(8, (3, 130))), q_rhs(randn(9, (7, 130)))

@@ -90,7 +90,7 @@ def test_an_exported_artifact_warms_what_its_function_does():
         dg.warmup(exported, *args)
 
 
-def test_planning_for_another_gpu_and_the_sms_cap():
+def test_planning_for_another_gpu_and_the_sms_cap(restore_num_sms):
     """num_sms / hbm_gbs plan for a GPU other than this one (an H200's bandwidth splits this shape's K, as the CLI
     test sees); a set_num_sms cap in force when the program is lowered caps them, as the handler caps the GPU's."""
     fn = lambda a, b: dg.fp8_gemm_nt(a, b)  # noqa: E731
@@ -99,12 +99,8 @@ def test_planning_for_another_gpu_and_the_sms_cap():
     (h200,) = dg.warmup(fn, *args, num_sms=132, hbm_gbs=4917)
     assert h200["config"]["split_k"] == 2 and h200["kernel"].endswith("_sk2")
     assert h200["kernel"] == _expected_kernel(128, 4096, 7168, num_sms=132, hbm_gbs=4917)
-    previous = runtime.get_sms_cap()
-    dg.set_num_sms(66)
-    try:  # (a new function: JAX reuses a function's lowering, cap and all, for the same arguments)
-        (capped,) = dg.warmup(lambda a, b: dg.fp8_gemm_nt(a, b), *args, num_sms=132, hbm_gbs=4917)
-    finally:
-        runtime._num_sms_cap = previous or None
+    dg.set_num_sms(66)  # (the same function: set_num_sms has JAX lower it again)
+    (capped,) = dg.warmup(fn, *args, num_sms=132, hbm_gbs=4917)
     assert capped["problem"]["num_sms"] == 66
     assert capped["kernel"] == _expected_kernel(128, 4096, 7168, num_sms=66, hbm_gbs=4917)
 

@@ -11,6 +11,7 @@ warmed up too, e.g. in a container build that has no GPU.
 from __future__ import annotations
 
 import re
+import warnings
 
 import jax
 
@@ -69,9 +70,12 @@ def warmup(program, *args, num_sms: int | None = None, hbm_gbs: int | None = Non
         raise RuntimeError(f"warmup needs the compiled extension: {runtime.extension_error()}")
     text = _module_text(program, args, kwargs)
     calls = kernel_calls(text)
-    if not calls and _PARTITIONED in text:
-        raise ValueError("warmup: the program's calls are partitioned over its devices (a jit over sharded "
-                         "operands) only when XLA compiles it; warm up its shard_map form or the per-device shapes")
+    if _PARTITIONED in text:
+        what = ("the program's calls are partitioned over its devices (a jit over sharded operands) only when XLA "
+                "compiles it; warm up its shard_map form or the per-device shapes")
+        if not calls:
+            raise ValueError(f"warmup: {what}")
+        warnings.warn(f"warmup: some of {what}", RuntimeWarning, stacklevel=2)
     present = runtime.cuda_devices()
     results = {}  # kernel name -> its first call's result
     for target, attrs in calls:

@@ -119,6 +119,12 @@ def test_a_jit_over_sharded_operands_says_what_to_warm_instead():
     w = jax.device_put(np.ones((512, 256), np.float32), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec()))
     with pytest.raises(ValueError, match="partitioned over its devices .* shard_map form"):
         dg.warmup(jax.jit(dg.fp8_dot), x, w)
+    # beside a shard_map region, whose calls are local (and warmed): a warning for the others
+    local = jax.shard_map(lambda x: dg.fp8_dot(x, np.ones((512, 128), np.float32)), mesh=mesh,
+                          in_specs=jax.sharding.PartitionSpec("x"), out_specs=jax.sharding.PartitionSpec("x"))
+    with pytest.warns(RuntimeWarning, match="some of the program's calls are partitioned"):
+        results = dg.warmup(jax.jit(lambda x, w: (dg.fp8_dot(x, w), local(x))), x, w)
+    assert _gemms(results) == [("dense", 128, 128, 512)]
 
 
 def test_the_cli_warms_an_exported_artifact(tmp_path, cache_dir):

@@ -5,6 +5,7 @@ K) as JAX primitives: Hopper (sm_90) kernels JIT-compiled behind XLA FFI custom 
 the same semantics everywhere else. README.md gives an overview; each function's docstring its contract.
 """
 
+from .aot import warmup
 from .differentiable import CHECKPOINT_NAMES, fp8_dot, fp8_dots_saveable, ragged_dot
 from .gemm import fp8_gemm_nn, fp8_gemm_nt, fp8_gemm_tn, fp8_gemm_tt
 from .grouped import (
@@ -23,7 +24,6 @@ from .layout import (
 from .quantization import ceil_to_ue8m0, dequantize, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .runtime import get_num_sms, register_ffi_targets, set_num_sms
 from .testing import calc_diff
-from .aot import warmup
 
 __version__ = "0.1.0"
 

@@ -260,6 +260,16 @@ def _batcher(family, rule):
     def batcher(axis_data, args, dims, **params):
         if not _any(dims):  # JAX calls batchers with no batched operand too (e.g. under grad)
             return family.primitive.bind(*args, **params), None
+        if axis_data.size == 0:  # (the rules fold the batch into rows or groups: nothing to fold, nothing to call)
+            return _empty_batch(family, args, dims, params), 0
         return rule(axis_data.size, args, dims, **params)
 
     return batcher
+
+
+def _empty_batch(family, args, dims, params):
+    """The result of a vmap over no element: [0, ...each element's result shape]."""
+    specs = [jax.ShapeDtypeStruct(x.shape if d is None else x.shape[:d] + x.shape[d + 1:], x.dtype)
+             for x, d in zip(args, dims)]
+    out = jax.eval_shape(partial(family.primitive.bind, **params), *specs)
+    return jnp.zeros((0,) + out.shape, out.dtype)

@@ -173,8 +173,9 @@ def _primitive(name: str, shapes, reference, kernel) -> Primitive:
         size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
         args = [jnp.moveaxis(a, d, 0) if d is not None else jnp.broadcast_to(a, (size,) + a.shape)
                 for a, d in zip(args, dims)]
-        out = p.bind(*(a.reshape((-1,) + a.shape[2:]) for a in args))
-        return [o.reshape((size, -1) + o.shape[1:]) for o in out], [0] * len(out)
+        rows = args[0].shape[1]  # (each element's; explicit, as a batch of none leaves -1 undefined)
+        out = p.bind(*(a.reshape((size * rows,) + a.shape[2:]) for a in args))
+        return [o.reshape((size, rows) + o.shape[1:]) for o in out], [0] * len(out)
 
     batching.primitive_batchers[p] = batch_rule
     return p

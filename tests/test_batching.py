@@ -286,3 +286,45 @@ def test_nested_vmap_of_ragged_dot():
     one = jax.jit(dg.ragged_dot)
     expected = jnp.stack([jnp.stack([one(lhs[i, j], rhs, sizes) for j in range(2)]) for i in range(2)])
     assert_same(jax.jit(fn)(lhs, rhs, sizes), expected, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- a batch of no element
+
+def _gemm_cases():
+    """(name, fn, element operands, in_axes) of every family; each element's result is [4, 130] or [2, 4, 130]."""
+    a, b = q_lhs(randn(30, (4, 256))), q_rhs(randn(31, (130, 256)))
+    ab = q_rhs_batched(randn(32, (2, 130, 256)))
+    am = q_lhs_batched(randn(33, (2, 4, 256)))
+    kb = q_lhs(randn(34, (130, 256)))
+    ids, sizes = jnp.asarray([0, 1, 1, -1], jnp.int32), jnp.asarray([1, 3], jnp.int32)
+    return [
+        ("dense", dg.fp8_gemm_nt, (a, b)),
+        ("contiguous", dg.m_grouped_fp8_gemm_nt_contiguous, (a, ab, ids)),
+        ("ragged", dg.fp8_grouped_gemm_nt, (a, ab, sizes)),
+        ("masked", lambda a, b, m: dg.m_grouped_fp8_gemm_nt_masked(a, b, m, 4), (am, ab, sizes)),
+        ("k_grouped", dg.k_grouped_fp8_gemm_nt_contiguous, (a, kb, jnp.asarray([128, 128], jnp.int32))),
+    ]
+
+
+@pytest.mark.parametrize("case", range(5), ids=[c[0] for c in _gemm_cases()])
+def test_a_batch_of_no_element_gives_an_empty_result(case):
+    """vmap over a batch axis of size 0 (the rules fold the batch: nothing to fold) gives [0, each element's
+    result], for every family, every operand batched or the first alone, and the layers' gradients too."""
+    name, fn, element = _gemm_cases()[case]
+    want = jax.eval_shape(fn, *element)
+    none = jax.tree.map(lambda x: jnp.zeros((0,) + x.shape, x.dtype), element)
+    first_only = (none[0],) + element[1:]
+    for args, in_axes in ((none, 0), (first_only, (0,) + (None,) * (len(element) - 1))):
+        got = jax.jit(jax.vmap(fn, in_axes=in_axes))(*args)
+        assert got.shape == (0,) + want.shape and got.dtype == want.dtype, name
+
+
+def test_a_batch_of_no_element_through_the_layers():
+    from jax_deepgemm import nn
+
+    x, w = jnp.zeros((0, 4, 256), BF16), randn(35, (256, 130))
+    gx, gw = jax.vmap(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w).astype(F32)), argnums=(0, 1)),
+                      in_axes=(0, None))(x, w)
+    assert gx.shape == x.shape and gw.shape == (0,) + w.shape
+    moe = lambda x: nn.moe(x, randn(36, (256, 4)), randn(37, (4, 256, 256)), randn(38, (4, 128, 256)), top_k=2)  # noqa
+    assert jax.vmap(moe)(x).shape == x.shape

@@ -108,6 +108,21 @@ def _jvp_via_reference(prim: Primitive, ref: Callable):
     return jvp
 
 
+def no_derivative(prim: Primitive):
+    """The JVP rule of a quantization primitive: there is none to give. Only the FP8 custom VJPs' forward and backward
+    passes bind these, so only a second derivative (grad of grad, a Hessian-vector product) asks for one; the JVP of
+    a rounding to FP8 is zero almost everywhere, and tangents of FP8 residuals would be FP8 too (448 at most)."""
+
+    def jvp(primals, tangents, **params):
+        raise NotImplementedError(
+            f"jax_deepgemm: {prim.name} has no derivative. fp8_dot, ragged_dot and the MoE layer are differentiable "
+            "once: their FP8 backward passes (custom VJPs) quantize and keep FP8 residuals; second derivatives (grad "
+            "of grad, Hessian-vector products) are not supported. The raw GEMMs are differentiable any number of "
+            "times (their JVP is the reference's).")
+
+    return jvp
+
+
 def _define(kind: str, name: str, shape_rule: Callable, ref: Callable, kernel: Callable) -> Family:
     def abstract_eval(*avals, **params):
         return _shaped(avals, *shape_rule(*avals, **params))

@@ -35,11 +35,11 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 from jax.extend.core import Primitive
-from jax.interpreters import batching, mlir, xla
+from jax.interpreters import ad, batching, mlir, xla
 
 from . import runtime
 from .kernels import QUANTIZE_T_TARGET
-from .primitives import _shaped, match_vma
+from .primitives import _shaped, match_vma, no_derivative
 from .quantization import BLOCK, ceil_div, per_token_cast_to_fp8
 from .sharding import _sharded_program
 from .transposed_cast import token_cast_to_fp8
@@ -178,6 +178,7 @@ def _primitive(name: str, shapes, reference, kernel) -> Primitive:
         return [o.reshape((size, rows) + o.shape[1:]) for o in out], [0] * len(out)
 
     batching.primitive_batchers[p] = batch_rule
+    ad.primitive_jvps[p] = no_derivative(p)
     return p
 
 

@@ -28,11 +28,11 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 from jax.extend.core import Primitive
-from jax.interpreters import batching, mlir, xla
+from jax.interpreters import ad, batching, mlir, xla
 
 from . import runtime
 from .kernels import QUANTIZE_T_TARGET
-from .primitives import _shaped, match_vma
+from .primitives import _shaped, match_vma, no_derivative
 from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
 from .reference import segment_ends
 from .sharding import _sharded_program
@@ -246,3 +246,4 @@ def _batch_rule(args, dims, **params):
 
 
 batching.primitive_batchers[quantize_t_p] = _batch_rule
+ad.primitive_jvps[quantize_t_p] = no_derivative(quantize_t_p)

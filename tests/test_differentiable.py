@@ -520,3 +520,22 @@ def test_moe_gemms_read_any_order_safely(op):
     assert np.isfinite(float(out))
     for g, a in zip(grads, (lhs, w)):
         assert g.shape == a.shape and np.isfinite(to64(g)).all()
+
+
+def test_second_derivatives_say_they_are_not_supported():
+    """The FP8 backward passes quantize (and keep FP8 residuals), which have no useful derivative: grad of grad and
+    Hessian-vector products raise an error that says so (not JAX's bare 'Differentiation rule ... not implemented')."""
+    from jax_deepgemm import nn
+
+    x, w = randn(40, (8, 256)), randn(41, (256, 130))
+    ws, sizes = randn(42, (2, 256, 130)), jnp.asarray([3, 5], jnp.int32)
+    losses = {"fp8_dot": lambda x: jnp.sum(dg.fp8_dot(x, w) ** 2),
+              "ragged_dot": lambda x: jnp.sum(dg.ragged_dot(x, ws, sizes) ** 2),
+              "moe": lambda x: jnp.sum(nn.moe(x, randn(43, (256, 4)), randn(44, (4, 256, 256)),
+                                              randn(45, (4, 128, 256)), top_k=2) ** 2)}
+    for name, loss in losses.items():
+        jax.grad(loss)(x)  # once: fine
+        for second in (lambda: jax.grad(lambda x: jnp.sum(jax.grad(loss)(x)))(x),
+                       lambda: jax.jvp(jax.grad(loss), (x,), (x,))):
+            with pytest.raises(NotImplementedError, match="differentiable once.*second derivatives"):
+                second()

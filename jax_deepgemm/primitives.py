@@ -113,8 +113,8 @@ def no_derivative(prim: Primitive):
     passes bind these, so only a second derivative (grad of grad, a Hessian-vector product) asks for one; the JVP of
     a rounding to FP8 is zero almost everywhere, and tangents of FP8 residuals would be FP8 too (448 at most)."""
 
-    def jvp(primals, tangents, **params):
-        raise NotImplementedError(
+    def jvp(primals, tangents, **params):  # (a TypeError, as JAX's own refusal of forward mode through a custom VJP)
+        raise TypeError(
             f"jax_deepgemm: {prim.name} has no derivative. fp8_dot, ragged_dot and the MoE layer are differentiable "
             "once: their FP8 backward passes (custom VJPs) quantize and keep FP8 residuals; second derivatives (grad "
             "of grad, Hessian-vector products) are not supported. The raw GEMMs are differentiable any number of "

@@ -59,12 +59,15 @@ def warmup(program, *args, num_sms: int | None = None, hbm_gbs: int | None = Non
     The GEMMs' configurations are those the kernels' handler picks where the program runs: for `num_sms` SMs
     (capped by set_num_sms's cap in force when the program was lowered) and `hbm_gbs` GB/s of memory bandwidth;
     by default those of this machine's GPUs, or without one what the lowering recorded (132 SMs; bandwidth unknown,
-    as on an H100). Pass both to plan for another GPU (an H200: 132 and 4800).
+    as on an H100). Pass both to plan for another GPU (its SM count and peak memory bandwidth).
 
     Returns one dict per distinct kernel: target, kernel (its name), cache ('memory' | 'disk' | 'compiled'),
     seconds, and for GEMMs the problem (m, n, k, grouping) and config. A jit over sharded operands partitions our
     calls only when XLA compiles it, so their per-device kernels cannot be seen here: warm up the program's
     shard_map form, or the per-device shapes."""
+    for name, value, least in (("num_sms", num_sms, 1), ("hbm_gbs", hbm_gbs, 0)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise ValueError(f"warmup: {name} must be None or an int >= {least}, got {value!r}")
     ext = runtime.extension()
     if ext is None:
         raise RuntimeError(f"warmup needs the compiled extension: {runtime.extension_error()}")

@@ -109,6 +109,9 @@ def test_programs_without_our_calls_and_bad_programs():
     assert dg.warmup(lambda x: x @ x, S((8, 8), F32)) == []
     with pytest.raises(TypeError, match="program must be a function or a jax.export.Exported, got int"):
         dg.warmup(3)
+    for bad in ({"num_sms": 0}, {"num_sms": 2.5}, {"num_sms": True}, {"hbm_gbs": -1}):
+        with pytest.raises(ValueError, match=rf"warmup: {next(iter(bad))} must be None or an int"):
+            dg.warmup(lambda x: x @ x, S((8, 8), F32), **bad)
 
 
 @pytest.mark.skipif(len(jax.devices()) < 2, reason="needs 2 devices (conftest gives the CPU 8)")

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax.interpreters import batching as jax_batching
 
 from .quantization import BLOCK
-from .reference import rhs_row_scales, segment_ends
+from .reference import ends_at_or_before, rhs_row_scales, segment_ends
 
 F32 = jnp.float32
 
@@ -165,7 +165,7 @@ def _ragged(ragged):
         ends = jax.vmap(segment_ends, in_axes=(0, None))(group_sizes, m)  # [B, G], each element's own rules
         counts = jnp.diff(ends, axis=1, prepend=0)
         rows = jnp.arange(m, dtype=ends.dtype)
-        group = jax.vmap(lambda e: jnp.searchsorted(e, rows, side="right", method="sort"))(ends).astype(jnp.int32)
+        group = jax.vmap(ends_at_or_before, in_axes=(0, None))(ends, m)
         valid = group < g
         safe = jnp.minimum(group, g - 1)
         offset = rows - jnp.take_along_axis(ends - counts, safe, axis=1)

@@ -96,13 +96,40 @@ def m_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, m_indices, *, out_d
 def segment_ends(sizes: jax.Array, limit: int) -> jax.Array:
     """Running end of each segment: negative sizes count as 0 and every end is cut at `limit` (no int overflow)."""
     sizes = jnp.clip(sizes, 0, limit)
-    return lax.associative_scan(lambda x, y: jnp.minimum(x + y, limit), sizes)
+    if isinstance(sizes.shape[0], int):
+        # min(x + y, limit), with no int32 sum past limit (both are at most limit, up to 2^31 - 1)
+        return lax.associative_scan(lambda x, y: x + jnp.minimum(y, limit - x), sizes)
+    return _symbolic_count_segment_ends(sizes, limit)
+
+
+def _symbolic_count_segment_ends(sizes: jax.Array, limit: int) -> jax.Array:
+    """segment_ends over a symbolic number of segments (a shape-polymorphic export), which associative_scan refuses.
+
+    The int32 running sum is exact while it stays under 2^31 and wraps after; a float32 running sum, within
+    count * 2^-24 of the true sum, says where: under 1.5 * 2^30 the true sum is under 2^31 (so the int sum is
+    exact), over it the true sum is over 2^30 >= limit (so the end is cut at limit). Exact for limit <= 2^30 (rows or
+    K; a symbolic limit is not checked) and fewer than 2^20 segments (the float's error under 1/16 of the sum).
+    """
+    if isinstance(limit, int) and limit > 2**30:
+        raise ValueError(f"segment ends over a symbolic number of groups need at most 2^30 rows, got {limit}")
+    exact = lax.cumsum(sizes)
+    wrapped = lax.cumsum(sizes.astype(jnp.float32)) > 1.5 * 2**30
+    return jnp.where(wrapped, limit, jnp.minimum(exact, limit)).astype(sizes.dtype)
+
+
+def ends_at_or_before(ends: jax.Array, count: int, step: int = 1) -> jax.Array:
+    """For each of the points 0, step, ..., (count - 1) * step, how many of `ends` (>= 0) are at or before it: the
+    segment a point falls in, for segments ending at `ends` in order (searchsorted(ends, points, side="right")).
+    Counted per point, then summed up the points: searchsorted needs a static number of ends, this takes a symbolic
+    one too (a shape-polymorphic export's group count)."""
+    first_point_at_or_after = (ends + step - 1) // step
+    per_point = jnp.zeros(count, jnp.int32).at[first_point_at_or_after].add(1, mode="drop")
+    return lax.cumsum(per_point)
 
 
 def ragged_row_groups(group_sizes: jax.Array, m: int) -> jax.Array:
     """The group of each of m rows (groups own consecutive rows in order), -1 for rows past the last group."""
-    ends = segment_ends(group_sizes, m)
-    g = jnp.searchsorted(ends, jnp.arange(m, dtype=ends.dtype), side="right").astype(jnp.int32)
+    g = ends_at_or_before(segment_ends(group_sizes, m), m)
     return jnp.where(g < group_sizes.shape[0], g, -1)
 
 
@@ -125,7 +152,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None
     g_count = group_sizes.shape[0]
     kb = ceil_div(k, BLOCK)
     ends = segment_ends(group_sizes, k)
-    block_group = jnp.searchsorted(ends, jnp.arange(kb, dtype=ends.dtype) * BLOCK, side="right")
+    block_group = ends_at_or_before(ends, kb, BLOCK)
 
     def step(acc, xs):
         g, blk = xs

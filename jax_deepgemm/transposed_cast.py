@@ -34,7 +34,7 @@ from . import runtime
 from .kernels import QUANTIZE_T_TARGET
 from .primitives import _shaped, match_vma, no_derivative
 from .quantization import BLOCK, ceil_div, per_block_cast_to_fp8, per_token_cast_to_fp8
-from .reference import segment_ends
+from .reference import ends_at_or_before, segment_ends
 from .sharding import _sharded_program
 
 _KERNEL_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
@@ -124,8 +124,9 @@ def group_block_map(group_sizes: jax.Array, m: int):
     sizes = jnp.diff(ends, prepend=0)
     padded_sizes = (sizes + BLOCK - 1) // BLOCK * BLOCK
     padded_ends = jnp.cumsum(padded_sizes)
-    first = jnp.arange(ceil_div(m, BLOCK) + g, dtype=padded_ends.dtype) * BLOCK  # each block's first padded row
-    group = jnp.minimum(jnp.searchsorted(padded_ends, first, side="right"), g - 1)  # past the last group: empty
+    blocks = ceil_div(m, BLOCK) + g
+    first = jnp.arange(blocks, dtype=padded_ends.dtype) * BLOCK  # each block's first padded row
+    group = jnp.minimum(ends_at_or_before(padded_ends, blocks, BLOCK), g - 1)  # past the last group: empty
     offset = first - (padded_ends - padded_sizes)[group]
     rows = jnp.where(first < padded_ends[-1], jnp.clip(sizes[group] - offset, 0, BLOCK), 0)
     src = (ends - sizes)[group] + offset

@@ -156,9 +156,9 @@ def test_exported_shard_map_program():
     assert_matches(out, expected, bound, out_dtype)
 
 
-def _with_symbolic(args, dims):
-    """Specs of `args` (a pytree of arrays) with the dimensions `dims` names (leaf index -> axis) as the symbol m."""
-    (m,) = export.symbolic_shape("m")
+def _with_symbolic(args, dims, symbol="m"):
+    """Specs of `args` (a pytree of arrays) with the dimensions `dims` names (leaf index -> axis) as `symbol`."""
+    (m,) = export.symbolic_shape(symbol)
     leaves, tree = jax.tree.flatten(args)
     specs = []
     for i, x in enumerate(leaves):
@@ -201,14 +201,28 @@ def _symbolic_cases():
     }
 
 
+# The group count symbolic instead (leaf index -> axes of size G): the grouped GEMMs and ragged_dot's gradient (whose
+# k-grouped weight gradient then has a symbolic K too). The MoE layer's expert count stays static (top_k is checked
+# against it).
+_SYMBOLIC_GROUPS = {
+    "ragged": {2: (0,), 3: (0,), 4: (0,)},
+    "contiguous": {2: (0,), 3: (0,)},
+    "masked": {0: (0,), 1: (0,), 2: (0,), 3: (0,), 4: (0,)},
+    "k_grouped": {4: (0,), 5: (0,)},
+    "ragged_dot_grad": {1: (0,), 2: (0,)},
+}
+
+
 @pytest.mark.parametrize("case", ["dense", "ragged", "contiguous", "masked", "k_grouped", "fp8_dot_grad",
-                                  "ragged_dot_grad", "moe_grad"])
+                                  "ragged_dot_grad", "moe_grad"] + [f"{c}/groups" for c in _SYMBOLIC_GROUPS])
 def test_shape_polymorphic_export_takes_the_reference(case, monkeypatch):
-    """A symbolic row count cannot take the kernels (each is compiled for its static shapes): the CUDA branch lowers
-    to the reference, with a warning (an error under JAX_DEEPGEMM_STRICT), and the artifact computes, for the
-    concrete shapes it is called with, what the reference computes (run on the CPU, where both sides are it)."""
-    fn, args, dims = _symbolic_cases()[case]
-    specs = _with_symbolic(args, dims)
+    """A symbolic row (or group) count cannot take the kernels (each is compiled for its static shapes): the CUDA
+    branch lowers to the reference, with a warning (an error under JAX_DEEPGEMM_STRICT), and the artifact computes,
+    for the concrete shapes it is called with, what the reference computes (run on the CPU, where both sides are
+    it)."""
+    name, _, groups = case.partition("/")
+    fn, args, dims = _symbolic_cases()[name]
+    specs = _with_symbolic(args, _SYMBOLIC_GROUPS[name], "g") if groups else _with_symbolic(args, dims)
     monkeypatch.setattr(runtime, "_warned_fallbacks", set())
     with pytest.warns(RuntimeWarning, match="symbolic dimensions"):
         exported = export.export(jax.jit(fn), platforms=PLATFORMS, disabled_checks=dg.export_disabled_checks())(
@@ -219,7 +233,7 @@ def test_shape_polymorphic_export_takes_the_reference(case, monkeypatch):
     args = jax.device_put(args, jax.devices("cpu")[0])  # (on a GPU too: the reference on both sides)
     got, want = restored.call(*args), jax.jit(fn)(*args)
     for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
-        if case == "moe_grad":  # (XLA compiles the refined program's f32 sums in another order: an ulp or so)
+        if name == "moe_grad":  # (XLA compiles the refined program's f32 sums in another order: an ulp or so)
             np.testing.assert_allclose(oracle.f64(g), oracle.f64(w), rtol=1e-5, atol=1e-5 * np.abs(oracle.f64(w)).max())
         else:
             np.testing.assert_array_equal(oracle.f64(g), oracle.f64(w))

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import jax_deepgemm as dg
+from jax_deepgemm import reference
 import oracle
 from conftest import (BF16, E4M3, F32, INT32_MAX, INT32_MIN, assert_matches, q_lhs, q_lhs_batched, q_rhs,
                       q_rhs_batched, randn, seed_of, to64)
@@ -198,6 +199,42 @@ RM, RG, RK = 200, 6, 256
 
 def random_int32(seed, shape):
     return np.array(jax.random.randint(jax.random.key(seed), shape, INT32_MIN, INT32_MAX, jnp.int32))
+
+
+def _segment_ends64(sizes, limit):
+    """float64-free oracle: Python ints, so no sum wraps."""
+    ends, total = [], 0
+    for size in sizes:
+        total = min(total + max(int(size), 0), limit)
+        ends.append(total)
+    return np.asarray(ends)
+
+
+@pytest.mark.parametrize("limit", [1, 300, 2**30, INT32_MAX])
+def test_segment_ends_both_forms_on_random_int32_sizes(limit):
+    """The ends of the groups (negative sizes 0, cut at limit) in both forms: the scan of a static group count and
+    the running sums of a symbolic one (a shape-polymorphic export's), on sizes whose int32 sums wrap."""
+    for seed in range(6):
+        sizes = random_int32(seed + 20, (40,))
+        sizes[seed::7] = np.abs(sizes[seed::7]) % 100  # ordinary groups among them
+        if seed == 5:
+            sizes[:] = INT32_MAX  # every running sum past 2^31
+        want = _segment_ends64(sizes, limit)
+        np.testing.assert_array_equal(reference.segment_ends(jnp.asarray(sizes), limit), want)
+        if limit <= 2**30:  # (the symbolic form's bound)
+            symbolic_form = reference._symbolic_count_segment_ends(jnp.clip(sizes, 0, limit), limit)
+            np.testing.assert_array_equal(symbolic_form, want)
+
+
+def test_ends_at_or_before_is_searchsorted():
+    """The group of each row / K block, counted without searchsorted (which needs a static group count)."""
+    rng = np.random.default_rng(seed_of("ends-at-or-before"))
+    for count, step in [(300, 1), (9, 128), (1, 1)]:
+        for _ in range(5):
+            ends = np.sort(rng.integers(0, count * step + 300, size=rng.integers(1, 12)))
+            points = np.arange(count) * step
+            np.testing.assert_array_equal(reference.ends_at_or_before(jnp.asarray(ends, jnp.int32), count, step),
+                                          np.searchsorted(ends, points, side="right"))
 
 
 def test_ragged_random_int32_sizes():

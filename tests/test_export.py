@@ -136,6 +136,28 @@ def test_exported_gradient_of_fp8_dot():
         np.testing.assert_array_equal(oracle.f64(got), oracle.f64(want))
 
 
+@pytest.mark.parametrize("op", ["fp8_dot", "ragged_dot"])
+def test_artifact_serialized_with_its_vjp_differentiates(op):
+    """An artifact of the forward op alone, serialized with vjp_order=1, is differentiated after deserializing: the
+    gradient is the op's own FP8 backward pass (its GEMM calls in the artifact's VJP module), equal to grad of the
+    op."""
+    x = randn(seed_of("export", "vx"), (64, 256)).astype(BF16)
+    if op == "fp8_dot":
+        fn, args = dg.fp8_dot, (x, randn(seed_of("export", "vw"), (256, 192), spread=False))
+    else:
+        fn, args = dg.ragged_dot, (x, randn(seed_of("export", "vws"), (3, 256, 192), spread=False),
+                                   jnp.asarray([20, 0, 30], jnp.int32))
+    exported = export.export(jax.jit(fn), platforms=PLATFORMS, disabled_checks=dg.export_disabled_checks())(*args)
+    restored = export.deserialize(exported.serialize(vjp_order=1))
+    assert exported.vjp().mlir_module().count("@jdg_fp8_gemm") >= 2, "dgrad and wgrad GEMMs in the VJP module"
+    loss = lambda f: lambda x, w, *rest: jnp.sum(f(x, w, *rest).astype(F32) ** 2)  # noqa: E731
+    got = jax.grad(loss(restored.call), argnums=(0, 1))(*args)
+    want = jax.jit(jax.grad(loss(fn), argnums=(0, 1)))(*args)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(oracle.f64(g), oracle.f64(w))
+
+
 def test_exported_shard_map_program():
     """Inside shard_map our calls lower per shard, with no partitioning callback, so the program exports (a jit over
     sharded operands partitions through custom_partitioning, whose callback jax.export cannot serialize)."""

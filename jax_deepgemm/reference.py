@@ -118,7 +118,7 @@ def _symbolic_count_segment_ends(sizes: jax.Array, limit: int) -> jax.Array:
 
 
 def ends_at_or_before(ends: jax.Array, count: int, step: int = 1) -> jax.Array:
-    """For each of the points 0, step, ..., (count - 1) * step, how many of `ends` (>= 0) are at or before it: the
+    """For each of the points 0, step, ..., (count - 1) * step, how many of `ends` (in [0, 2^31 - step)) are at or before it: the
     segment a point falls in, for segments ending at `ends` in order (searchsorted(ends, points, side="right")).
     Counted per point, then summed up the points: searchsorted needs a static number of ends, this takes a symbolic
     one too (a shape-polymorphic export's group count)."""

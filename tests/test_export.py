@@ -264,6 +264,15 @@ def test_shape_polymorphic_export_takes_the_reference(case, monkeypatch):
         export.export(jax.jit(fn), platforms=("cuda",), disabled_checks=dg.export_disabled_checks())(*specs)
 
 
+def test_symbolic_expert_count_is_refused_by_name():
+    """The MoE layer's expert count must be static (its top_k and dispatch depend on it): named, not JAX's
+    inconclusive comparison."""
+    fn, args, _ = _symbolic_cases()["moe_grad"]
+    specs = _with_symbolic(args, {1: (1,), 2: (0,), 3: (0,)}, "e")  # router_w [D, E], the experts' weights [E, ...]
+    with pytest.raises(ValueError, match=r"moe: the expert count E \(router_w's last dimension\) must be static"):
+        export.export(jax.jit(fn), platforms=PLATFORMS, disabled_checks=dg.export_disabled_checks())(*specs)
+
+
 def _run_fresh(script: str, folder, args) -> subprocess.CompletedProcess:
     """Runs `script` in a fresh Python process, after a prelude that loads `args` (stored in `folder` here) as
     `args`, a tuple of arrays; `folder` is the script's too."""

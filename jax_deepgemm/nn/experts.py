@@ -27,6 +27,9 @@ def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: i
     d = x.shape[-1]
     router_w = floating(fn, "router_w", router_w, (d, "E"), described=f"[D, E] with D = x.shape[-1] = {d}")
     experts = router_w.shape[1]
+    if not isinstance(experts, int):  # (a shape-polymorphic export: top_k and the dispatch need the count)
+        raise ValueError(f"{fn}: the expert count E (router_w's last dimension) must be static, got the symbolic "
+                         f"{experts}; token counts may be symbolic")
     if experts % devices:
         raise ValueError(f"{fn}: router_w [D, E] has E = {experts} experts, not a multiple of the {devices} devices "
                          f"of axis {axis_name!r} (each device holds E / devices experts)")

@@ -111,15 +111,17 @@ def _symbolic_count_segment_ends(sizes: jax.Array, limit: int) -> jax.Array:
     K; a symbolic limit is not checked) and fewer than 2^20 segments (the float's error under 1/16 of the sum).
     """
     if isinstance(limit, int) and limit > 2**30:
-        raise ValueError(f"segment ends over a symbolic number of groups need at most 2^30 rows, got {limit}")
+        raise ValueError(f"segment ends over a symbolic number of groups need a limit (rows or K) of at most 2^30, "
+                         f"got {limit}")
     exact = lax.cumsum(sizes)
     wrapped = lax.cumsum(sizes.astype(jnp.float32)) > 1.5 * 2**30
     return jnp.where(wrapped, limit, jnp.minimum(exact, limit)).astype(sizes.dtype)
 
 
 def ends_at_or_before(ends: jax.Array, count: int, step: int = 1) -> jax.Array:
-    """For each of the points 0, step, ..., (count - 1) * step, how many of `ends` (in [0, 2^31 - step)) are at or before it: the
-    segment a point falls in, for segments ending at `ends` in order (searchsorted(ends, points, side="right")).
+    """For each of the points 0, step, ..., (count - 1) * step, how many of `ends` (in [0, 2^31 - step)) are at or
+    before it: the segment a point falls in, for segments ending at `ends` in order (searchsorted(ends, points,
+    side="right")).
     Counted per point, then summed up the points: searchsorted needs a static number of ends, this takes a symbolic
     one too (a shape-polymorphic export's group count)."""
     first_point_at_or_after = (ends + step - 1) // step

@@ -224,6 +224,9 @@ def test_segment_ends_both_forms_on_random_int32_sizes(limit):
         if limit <= 2**30:  # (the symbolic form's bound)
             symbolic_form = reference._symbolic_count_segment_ends(jnp.clip(sizes, 0, limit), limit)
             np.testing.assert_array_equal(symbolic_form, want)
+        else:  # past it, refused by name
+            with pytest.raises(ValueError, match="symbolic number of groups need a limit .* at most 2\\^30"):
+                reference._symbolic_count_segment_ends(jnp.clip(sizes, 0, limit), limit)
 
 
 def test_ends_at_or_before_is_searchsorted():

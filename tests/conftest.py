@@ -75,8 +75,8 @@ def _randn(key, shape, dtype, spread):
     if spread and len(shape) >= 2:
         # Magnitudes that vary over rows and columns (factors e^-2 .. e^2), so that per-block scales differ
         # substantially and a scale applied to the wrong block or row is caught.
-        rows = jnp.exp(jax.random.uniform(k2, shape[:-1] + (1,), minval=-2.0, maxval=2.0))
-        cols = jnp.exp(jax.random.uniform(k3, (shape[-1],), minval=-2.0, maxval=2.0))
+        rows = jnp.exp(jax.random.uniform(k2, shape[:-1] + (1,), minval=-2.0, maxval=2.0, dtype=jnp.float32))
+        cols = jnp.exp(jax.random.uniform(k3, (shape[-1],), minval=-2.0, maxval=2.0, dtype=jnp.float32))
         x = x * rows * cols
     return x.astype(dtype)
 
@@ -113,7 +113,7 @@ def q_rhs_batched(x, ue8m0: bool = False):
 def e5m2_pair(seed: int, rows: int, k: int, scale_rows: int):
     """A pair with float8_e5m2 data and random positive float32 scales (shape [scale_rows, kb])."""
     data = randn(seed, (rows, k), spread=False).astype(E5M2)
-    scale = jnp.exp(jax.random.uniform(jax.random.key(seed + 1), (scale_rows, oracle.kblocks(k)),
+    scale = jnp.exp(jax.random.uniform(jax.random.key(seed + 1), (scale_rows, oracle.kblocks(k)), jnp.float32,
                                        minval=-3.0, maxval=3.0))
     return data, scale
 

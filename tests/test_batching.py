@@ -163,7 +163,7 @@ def test_contiguous_batched():
     fn = lambda a, b, i: dg.m_grouped_fp8_gemm_nt_contiguous(a, b, i, out_dtype=F32)  # noqa: E731
     check(fn, ((0, 0), None, 0), (a, b_groups, ids), B, ["m_grouped_contiguous"])
     b_batched = tuple(jnp.stack([x] * 2) for x in b_groups)  # [2, G, N, K]
-    b_batched = (b_batched[0], b_batched[1] * jnp.asarray([1.0, 0.5])[:, None, None, None])
+    b_batched = (b_batched[0], b_batched[1] * jnp.asarray([1.0, 0.5], F32)[:, None, None, None])
     check(fn, ((0, 0), (0, 0), 0), ((a[0][:2], a[1][:2]), b_batched, ids[:2]), 2, ["m_grouped_contiguous"])
     check(fn, (None, (0, 0), None), ((a[0][0], a[1][0]), b_batched, ids[0]), 2, ["m_grouped_contiguous"])
     check(fn, (None, None, 0), ((a[0][0], a[1][0]), b_groups, ids), B, ["m_grouped_contiguous"])

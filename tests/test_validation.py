@@ -168,7 +168,7 @@ CASES = [
      r"a\[0\].*empty"),
     ("cont-empty-g", lambda: contiguous(b=(fp8((0, N, K)), f32((0, 2, 2)))), ValueError, r"b\[0\].*empty"),
     # ---- ragged
-    ("rag-sizes-float", lambda: ragged(sizes=jnp.asarray([1.0, 2.0])), TypeError, r"group_sizes.*float32"),
+    ("rag-sizes-float", lambda: ragged(sizes=jnp.asarray([1.0, 2.0], jnp.float32)), TypeError, r"group_sizes.*float32"),
     ("rag-sizes-len", lambda: ragged(sizes=jnp.asarray([1, 2, 0], jnp.int32)), ValueError, r"group_sizes.*\(3,\)"),
     ("rag-sizes-2d", lambda: ragged(sizes=jnp.ones((G, 1), jnp.int32)), ValueError, r"group_sizes"),
     ("rag-sizes-scalar", lambda: ragged(sizes=3), TypeError, r"group_sizes.*must be an array"),
@@ -196,7 +196,8 @@ CASES = [
     ("mask-a-scale-int", lambda: masked(a=(base()["am"][0], jnp.ones((G, M, 2), jnp.int32))), TypeError, r"a\[1\]"),
     ("mask-a-f32", lambda: masked(a=(f32((G, M, K)), base()["am"][1])), TypeError, r"a\[0\]"),
     ("mask-b-scale", lambda: masked(b=b_with(scale=f32((G, 3, 2)), key="bg")), ValueError, r"b\[1\]"),
-    ("mask-masked-float", lambda: masked(masked_m=jnp.asarray([1.0, 2.0])), TypeError, r"masked_m.*float32"),
+    ("mask-masked-float", lambda: masked(masked_m=jnp.asarray([1.0, 2.0], jnp.float32)), TypeError,
+     r"masked_m.*float32"),
     ("mask-masked-len", lambda: masked(masked_m=jnp.asarray([1], jnp.int32)), ValueError, r"masked_m.*\(1,\)"),
     ("mask-masked-scalar", lambda: masked(masked_m=2), TypeError, r"masked_m.*must be an array"),
     ("mask-out-f16", lambda: masked(out_dtype=jnp.float16), TypeError, r"out_dtype"),

@@ -163,8 +163,8 @@ def sort_by_expert(expert_ids, experts: int):
     # (padding: a bucket of its own, after every entry, counted nowhere)
     b = jnp.pad(bucket, (0, blocks * _SORT_BLOCK - n), constant_values=experts + 1).reshape(blocks, _SORT_BLOCK)
     earlier = jnp.tril(jnp.ones((_SORT_BLOCK, _SORT_BLOCK), bool), -1)  # [i, j]: j before i
-    in_block = jnp.sum((b[:, :, None] == b[:, None, :]) & earlier, axis=2, dtype=jnp.int32)
-    per_block = jnp.sum(b[:, :, None] == jnp.arange(experts + 1, dtype=jnp.int32), axis=1, dtype=jnp.int32)
+    in_block = jnp.sum((b[:, :, None] == b[:, None, :]) & earlier[None], axis=2, dtype=jnp.int32)
+    per_block = jnp.sum(b[:, :, None] == jnp.arange(experts + 1, dtype=jnp.int32)[None, None], axis=1, dtype=jnp.int32)
     before_block = jnp.cumsum(per_block, axis=0, dtype=jnp.int32) - per_block  # [blocks, experts + 1]
     counts = jnp.sum(per_block, axis=0, dtype=jnp.int32)
     first = jnp.cumsum(counts, dtype=jnp.int32) - counts

@@ -23,4 +23,5 @@ def fp8_linear(x, w, b=None) -> jax.Array:
     if b is None:
         return y
     b = floating(fn, "b", b, (w.shape[1],), described=f"[N] with N = w.shape[1] = {w.shape[1]}", allow_empty=True)
-    return y + b.astype(y.dtype)
+    # (b given y's rank: programs running with jax_numpy_rank_promotion='raise' refuse an implicit broadcast)
+    return y + b.astype(y.dtype).reshape((1,) * (y.ndim - 1) + b.shape)

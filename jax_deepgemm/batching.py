@@ -66,7 +66,8 @@ def _any(dims) -> bool:
 
 def _plus_c(d, c, dc, size, out_dtype):
     """C + D as the ops compute it (float32 sum, then the output dtype), C batched or broadcast."""
-    return (_front(c, dc, size).astype(F32) + d).astype(out_dtype)
+    c = _front(c, dc, size).astype(F32)
+    return (c + d.reshape((1,) * (c.ndim - d.ndim) + d.shape)).astype(out_dtype)
 
 
 # ---- ragged regrouping ----
@@ -168,7 +169,7 @@ def _ragged(ragged):
         group = jax.vmap(ends_at_or_before, in_axes=(0, None))(ends, m)
         valid = group < g
         safe = jnp.minimum(group, g - 1)
-        offset = rows - jnp.take_along_axis(ends - counts, safe, axis=1)
+        offset = rows[None] - jnp.take_along_axis(ends - counts, safe, axis=1)
         if _any((db, dbs)):  # element i's groups are groups i*G .. i*G+G-1 of the folded B
             b, b_scale = _front(b, db, size), _front(b_scale, dbs, size)
             b, b_scale = b.reshape((-1,) + b.shape[2:]), b_scale.reshape((-1,) + b_scale.shape[2:])
@@ -177,7 +178,7 @@ def _ragged(ragged):
         else:  # shared groups: group g holds the rows of group g of element 0, then of element 1, ...
             key = group
             offset = offset + jnp.take_along_axis(_exclusive_cumsum(counts, 0), safe, axis=1)
-            counts = counts.sum(0)
+            counts = counts.sum(0, dtype=counts.dtype)
         d = _regrouped(ragged, a.reshape(size * m, -1), a_scale.reshape(size * m, -1), key.reshape(-1),
                        offset.reshape(-1), valid.reshape(-1), counts, b, b_scale, out_dtype)
         return d.reshape(size, m, -1), 0
@@ -205,12 +206,12 @@ def _masked(masked, ragged):
         # Shared weights: the valid rows of every element, grouped by expert, are one ragged call (computing only
         # the valid rows, as the masked kernel does, and reading each expert's weights once).
         counts = jnp.clip(masked_m, 0, m)  # [B, G]
-        rows = jnp.arange(m, dtype=jnp.int32)
+        rows = jnp.arange(m, dtype=jnp.int32)[None, None]
         valid = rows < counts[..., None]
         key = jnp.broadcast_to(jnp.arange(g, dtype=jnp.int32)[:, None], (size, g, m))
         offset = rows + _exclusive_cumsum(counts, 0)[..., None]
         d = _regrouped(ragged, a.reshape(size * g * m, -1), a_scale.reshape(size * g * m, -1), key.reshape(-1),
-                       offset.reshape(-1), valid.reshape(-1), counts.sum(0), b, b_scale, out_dtype)
+                       offset.reshape(-1), valid.reshape(-1), counts.sum(0, dtype=counts.dtype), b, b_scale, out_dtype)
         return d.reshape(size, g, m, -1), 0
 
     return rule
@@ -224,7 +225,7 @@ def _k_grouped(k_grouped):
         bind = partial(k_grouped.bind, out_dtype=out_dtype)  # (out_dtype is float32 wherever there is a C)
         if ds is None and not (lhs and rhs):
             if not lhs and not rhs:  # only C is batched
-                return _front(c[0], dc[0], size) + bind(a, a_scale, b, b_scale, group_sizes), 0
+                return _front(c[0], dc[0], size) + bind(a, a_scale, b, b_scale, group_sizes)[None], 0
             if lhs:
                 c = [_fold_rows(_front(c[0], dc[0], size))] if c else []
                 d = bind(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale,

@@ -85,7 +85,7 @@ def _rows_by_expert(a, a_scale, b, b_scale, row_group, out_dtype):
         return jnp.where((row_group == g)[:, None], d_g, acc), None
 
     init = _varying_like(jnp.zeros((m, n), jnp.float32), a, a_scale, b, b_scale, row_group)
-    d, _ = lax.scan(step, init, jnp.arange(b.shape[0]))
+    d, _ = lax.scan(step, init, jnp.arange(b.shape[0], dtype=jnp.int32))
     return d.astype(out_dtype)
 
 
@@ -142,7 +142,7 @@ def fp8_grouped_gemm_nt(a, a_scale, b, b_scale, group_sizes, *, out_dtype):
 def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
     del expected_m  # a performance hint only
     d = jax.vmap(promoted_dot)(a, a_scale, b, b_scale)
-    valid = jnp.arange(a.shape[1])[None, :] < jnp.clip(masked_m, 0, a.shape[1])[:, None]
+    valid = jnp.arange(a.shape[1], dtype=jnp.int32)[None, :] < jnp.clip(masked_m, 0, a.shape[1])[:, None]
     # API.md leaves rows past masked_m unspecified; the reference writes zeros there.
     return jnp.where(valid[:, :, None], d, 0.0).astype(out_dtype)
 

@@ -8,6 +8,8 @@ as int64, as `jnp.array([...])` makes it under x64, is read as its int32-clamped
 from __future__ import annotations
 
 import contextlib
+import re
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +32,7 @@ def _data(*shape, spread=True):
 
 INPUTS = {
     "x": _data(130, 600), "w": _data(260, 600), "w_groups": _data(3, 260, 600, spread=False),
-    "c": 10 * _data(130, 260),
+    "c": 10 * _data(130, 260), "c_k_grouped": _data(2, 2, 600, 256),
     "group_sizes": np.array([50, 0, 80], np.int32),
     "m_indices": np.repeat(np.array([0, -1, 2], np.int32), [40, 60, 30]),
     "masked_m": np.array([7, 0, 130], np.int32),
@@ -39,7 +41,7 @@ INPUTS = {
 }
 
 
-def _family_outputs(i):
+def _family_outputs(i, expert_parallel=True):
     """Each family's output on the inputs `i` (INPUTS as arrays), as {name: array or tuple of arrays}."""
     bf16 = lambda t: t.astype(jnp.bfloat16)  # noqa: E731
     x, w, wg = i["x"], i["w"], i["w_groups"]
@@ -52,7 +54,7 @@ def _family_outputs(i):
     out["ragged"] = dg.fp8_grouped_gemm_nt(a, bg, i["group_sizes"])
     out["contiguous"] = dg.m_grouped_fp8_gemm_nt_contiguous(a, bg, i["m_indices"])
     masked = dg.m_grouped_fp8_gemm_nt_masked(am, bg, i["masked_m"], 64)
-    out["masked"] = jnp.where(jnp.arange(130)[None, :, None] < i["masked_m"][:, None, None], masked, 0)
+    out["masked"] = _computed_rows(masked, i["masked_m"])
     tokens = dg.per_token_cast_to_fp8(bf16(x[:128].T)), dg.per_token_cast_to_fp8(bf16(w[:128, :256].T))
     out["k_grouped"] = dg.k_grouped_fp8_gemm_nt_contiguous(*tokens, i["k_sizes"])
     out["fp8_dot"] = dg.fp8_dot(x, w.T)
@@ -63,28 +65,65 @@ def _family_outputs(i):
     out["moe"] = nn.moe(*params, top_k=2)
     out["moe_grad"] = jax.grad(lambda *p: nn.moe(*p, top_k=2).astype(jnp.float32).sum(), (0, 1, 2, 3))(*params)
     out["linear"] = nn.fp8_linear(x, w.T, i["c"][0])
+    out.update(_batched_outputs(i, a, am, bg, tokens))
+    if expert_parallel and len(jax.devices()) >= 2:  # the expert-parallel layer on two devices (the CPU suite: 8)
+        mesh = jax.make_mesh((2,), ("ep",), axis_types=(jax.sharding.AxisType.Auto,), devices=jax.devices()[:2])
+        out["moe_expert_parallel_grad"] = jax.grad(
+            lambda *p: nn.moe(*p, top_k=2, mesh=mesh, axis_name="ep").astype(jnp.float32).sum(), (0, 1, 2, 3))(*params)
     return out
+
+
+def _computed_rows(d, masked_m):
+    """The masked GEMM's output d [G, M, N] with the rows past masked_m (unspecified) zeroed."""
+    rows = jnp.arange(d.shape[1], dtype=jnp.int32)
+    return jnp.where(rows[None, :, None] < masked_m[:, None, None], d, 0)
+
+
+def _batched_outputs(i, a, am, bg, tokens):
+    """vmap over each family (the batching rules fold the batch into rows, groups or N)."""
+    two = lambda t: jax.tree.map(lambda u: jnp.stack([u, u * 0.5 if u.dtype == jnp.float32 else u]), t)  # noqa: E731
+    sizes2 = jnp.stack([i["group_sizes"], i["group_sizes"][::-1]])
+    out = {}
+    out["vmap_dense_c"] = jax.vmap(lambda c: dg.fp8_gemm_nt(a, (bg[0][0], bg[1][0]), c=c, out_dtype=jnp.float32))(
+        jnp.stack([i["c"], -i["c"]]))
+    out["vmap_ragged"] = jax.vmap(lambda s: dg.fp8_grouped_gemm_nt(a, bg, s))(sizes2)
+    out["vmap_ragged_weights"] = jax.vmap(lambda b: dg.fp8_grouped_gemm_nt(a, b, i["group_sizes"]))(two(bg))
+    masked_m2 = jnp.stack([i["masked_m"], i["masked_m"][::-1]])
+    masked = jax.vmap(lambda m: dg.m_grouped_fp8_gemm_nt_masked(am, bg, m, 64))(masked_m2)
+    out["vmap_masked"] = jax.vmap(_computed_rows)(masked, masked_m2)
+    out["vmap_contiguous"] = jax.vmap(lambda ids: dg.m_grouped_fp8_gemm_nt_contiguous(a, bg, ids))(
+        jnp.stack([i["m_indices"], i["m_indices"][::-1]]))
+    out["vmap_k_grouped_c"] = jax.vmap(lambda c: dg.k_grouped_fp8_gemm_nt_contiguous(*tokens, i["k_sizes"], c=c))(
+        i["c_k_grouped"])
+    return out
+
+
+MODES = {
+    "default": contextlib.nullcontext,
+    "x64": lambda: jax.enable_x64(True),
+    "rank_promotion_raise": lambda: jax.numpy_rank_promotion("raise"),
+    "strict_dtype_promotion": lambda: jax.numpy_dtype_promotion("strict"),
+    "debug_nans_infs": lambda: _both(jax.debug_nans(True), jax.debug_infs(True)),
+    # (host-to-device: the expert-parallel program's operands move between devices as any such program's would)
+    "transfer_guard": lambda: jax.transfer_guard_host_to_device("disallow"),
+    "checking_leaks": jax.checking_leaks,
+    "x64_strict": lambda: _both(jax.enable_x64(True), jax.numpy_rank_promotion("raise"),
+                                jax.numpy_dtype_promotion("strict")),
+}
 
 
 def _run(mode):
     """The outputs under `mode` (inputs put on the device first, the program jitted inside the mode)."""
-    modes = {
-        "default": contextlib.nullcontext,
-        "x64": lambda: jax.enable_x64(True),
-        "rank_promotion_raise": lambda: jax.numpy_rank_promotion("raise"),
-        "strict_dtype_promotion": lambda: jax.numpy_dtype_promotion("strict"),
-        "debug_nans_infs": lambda: _both(jax.debug_nans(True), jax.debug_infs(True)),
-        "transfer_guard": lambda: jax.transfer_guard("disallow"),
-        "checking_leaks": jax.checking_leaks,
-    }
-    with modes[mode]():
-        inputs = jax.device_put(INPUTS)
-        return jax.tree.map(np.asarray, jax.jit(_family_outputs)(inputs))
+    with MODES[mode]():
+        outputs = jax.block_until_ready(jax.jit(_family_outputs)(jax.device_put(INPUTS)))
+    return jax.tree.map(np.asarray, outputs)
 
 
 @contextlib.contextmanager
-def _both(first, second):
-    with first, second:
+def _both(*modes):
+    with contextlib.ExitStack() as stack:
+        for mode in modes:
+            stack.enter_context(mode)
         yield
 
 
@@ -93,8 +132,7 @@ def default_outputs():
     return _run("default")
 
 
-@pytest.mark.parametrize("mode", ["x64", "rank_promotion_raise", "strict_dtype_promotion", "debug_nans_infs",
-                                  "transfer_guard", "checking_leaks"])
+@pytest.mark.parametrize("mode", [m for m in MODES if m != "default"])
 def test_mode_changes_no_result(mode, default_outputs):
     got = _run(mode)
     want = dict(jax.tree_util.tree_leaves_with_path(default_outputs))
@@ -130,3 +168,21 @@ def test_int64_group_data_under_x64_is_clamped_to_int32(fn):
     if fn == "masked":  # rows past masked_m are unspecified: compare the computed ones (all of group 0, 9 of group 2)
         got, want = np.concatenate([got[0], got[2, :9]]), np.concatenate([want[0], want[2, :9]])
     np.testing.assert_array_equal(got, want)
+
+
+def _cuda_calls(mode):
+    """The program's calls of our kernels as lowered for CUDA under `mode` (SSA names and locations dropped)."""
+    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), INPUTS)
+    with MODES[mode]():
+        program = jax.jit(partial(_family_outputs, expert_parallel=False))
+        text = program.trace(shapes).lower(lowering_platforms=("cuda",)).as_text()
+    calls = [line for line in text.splitlines() if "custom_call @jdg_" in line]
+    return [re.sub(r"%[0-9a-z_]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls]
+
+
+@pytest.mark.parametrize("mode", ["x64", "rank_promotion_raise", "strict_dtype_promotion", "x64_strict"])
+def test_mode_lowers_the_same_kernel_calls(mode):
+    """On a GPU the kernels see the same operands (types included) and attributes under each mode."""
+    want = _cuda_calls("default")
+    assert len(want) > 20  # every family's forward and backward GEMMs and quantization kernels
+    assert _cuda_calls(mode) == want

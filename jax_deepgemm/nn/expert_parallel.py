@@ -73,8 +73,8 @@ def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name
     order, _ = sort_by_expert(expert_ids.reshape(-1), experts)
     sorted_expert = expert_ids.reshape(-1)[order]
     dest = sorted_expert // held
-    per_dest = jnp.bincount(dest, length=devices)
-    rank = jnp.arange(dest.shape[0]) - (jnp.cumsum(per_dest) - per_dest)[dest]
+    per_dest = jnp.bincount(dest, length=devices).astype(jnp.int32)
+    rank = jnp.arange(dest.shape[0], dtype=jnp.int32) - (jnp.cumsum(per_dest) - per_dest)[dest]
     slot = jnp.where(rank < cap, dest * cap + rank, devices * cap)  # past the buffer: dropped by mode="drop"
     send = place_rows(dispatch(x2, order, top_k), slot, devices * cap)
     # Each row travels with its combine weight, applied on the expert's device as on one device (`expert_ffn`).

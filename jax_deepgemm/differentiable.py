@@ -185,6 +185,14 @@ _fp8_dot_quantized.defvjp(_fp8_dot_quantized_fwd, _fp8_dot_quantized_bwd)
 
 # ---------------------------------------------------------------- ragged_dot
 
+def _lax_ragged_dot_dtype(lhs, rhs):
+    """The dtype jax.lax.ragged_dot gives these operands: its own rule (bf16 with f16 is bf16, where jnp's
+    promotion says f32), which strict dtype promotion does not refuse."""
+    shape = jax.ShapeDtypeStruct
+    return jax.eval_shape(jax.lax.ragged_dot, shape((1, 1), lhs.dtype), shape((1, 1, 1), rhs.dtype),
+                          shape((1,), jnp.int32)).dtype
+
+
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None) -> jax.Array:
     """jax.lax.ragged_dot computed in FP8: lhs [M, K], rhs [G, K, N], group_sizes [G] -> [M, N].
 
@@ -202,7 +210,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
         group_offset = jnp.zeros((1,), jnp.int32)
     group_offset = check.index(fn, "group_offset", group_offset, (1,))
     if preferred_element_type is None:
-        out_dtype = jnp.result_type(lhs, rhs)
+        out_dtype = _lax_ragged_dot_dtype(lhs, rhs)
     else:
         try:
             out_dtype = jnp.dtype(preferred_element_type)
@@ -212,7 +220,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
         if not jnp.issubdtype(out_dtype, jnp.floating):
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
     if lhs.size == 0 or rhs.size == 0:  # (every product is empty, or sums nothing: zeros, with zero gradients)
-        return jnp.einsum("mk,gkn->mn", lhs, rhs, preferred_element_type=out_dtype).astype(out_dtype)
+        return jnp.einsum("mk,gkn->mn", lhs.astype(out_dtype), rhs.astype(out_dtype)).astype(out_dtype)
     return checkpoint_name(_ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset)), CHECKPOINT_NAMES[1])
 
 

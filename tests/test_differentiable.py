@@ -231,6 +231,7 @@ def test_ragged_dot_forward(m, k, n, sizes):
 @pytest.mark.parametrize("lhs_dtype,rhs_dtype,preferred", [
     (BF16, BF16, None), (F32, BF16, None), (BF16, F32, None), (F32, F32, None),
     (BF16, BF16, F32), (F32, F32, BF16), (BF16, BF16, jnp.float16),
+    (BF16, jnp.float16, None), (jnp.float16, BF16, None), (jnp.float16, jnp.float16, None),
 ])
 def test_ragged_dot_dtype_rules(lhs_dtype, rhs_dtype, preferred):
     m, k, n = 6, 200, 9

@@ -61,6 +61,7 @@ def _family_outputs(i, expert_parallel=True):
     out["fp8_dot_grad"] = jax.grad(lambda p, q: dg.fp8_dot(p, q).sum(), (0, 1))(x, w.T)
     rhs = jnp.swapaxes(wg, 1, 2)
     out["ragged_dot_grad"] = jax.grad(lambda p, q: dg.ragged_dot(p, q, i["group_sizes"]).sum(), (0, 1))(x, rhs)
+    out["ragged_dot_mixed"] = dg.ragged_dot(bf16(x), rhs, i["group_sizes"])  # float32, as jax.lax.ragged_dot's
     params = (x[:64], i["router"], i["gate_up"], i["down"])
     out["moe"] = nn.moe(*params, top_k=2)
     out["moe_grad"] = jax.grad(lambda *p: nn.moe(*p, top_k=2).astype(jnp.float32).sum(), (0, 1, 2, 3))(*params)

@@ -51,6 +51,7 @@ def _family_outputs(i, expert_parallel=True):
     am = jax.vmap(dg.per_token_cast_to_fp8)(bf16(jnp.stack([x, x[::-1], x * 0.5])))
     out = {"a": a, "b": b, "dense": dg.fp8_gemm_nt(a, b)}
     out["dense_c"] = dg.fp8_gemm_nt(a, b, c=i["c"], out_dtype=jnp.float32)
+    out["dense_tn"] = dg.fp8_gemm_tn((a[0].T, a[1]), (b[0].T, b[1]))  # A [K, M], B [K, N]
     out["ragged"] = dg.fp8_grouped_gemm_nt(a, bg, i["group_sizes"])
     out["contiguous"] = dg.m_grouped_fp8_gemm_nt_contiguous(a, bg, i["m_indices"])
     masked = dg.m_grouped_fp8_gemm_nt_masked(am, bg, i["masked_m"], 64)
@@ -59,6 +60,7 @@ def _family_outputs(i, expert_parallel=True):
     out["k_grouped"] = dg.k_grouped_fp8_gemm_nt_contiguous(*tokens, i["k_sizes"])
     out["fp8_dot"] = dg.fp8_dot(x, w.T)
     out["fp8_dot_grad"] = jax.grad(lambda p, q: dg.fp8_dot(p, q).sum(), (0, 1))(x, w.T)
+    out["fp8_dot_mixed"] = dg.fp8_dot(bf16(x), w.T)  # bf16, x's dtype
     rhs = jnp.swapaxes(wg, 1, 2)
     out["ragged_dot_grad"] = jax.grad(lambda p, q: dg.ragged_dot(p, q, i["group_sizes"]).sum(), (0, 1))(x, rhs)
     out["ragged_dot_mixed"] = dg.ragged_dot(bf16(x), rhs, i["group_sizes"])  # float32, as jax.lax.ragged_dot's

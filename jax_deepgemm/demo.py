@@ -37,10 +37,10 @@ def init_params(shape: MoEShape, key, dtype=jnp.bfloat16) -> dict:
     k_router, k_up, k_down, k_out = jax.random.split(key, 4)
     d, f, e = shape.hidden, shape.intermediate, shape.experts
     return {
-        "router": jax.random.normal(k_router, (d, e), jnp.float32) / np.sqrt(d),
-        "gate_up": (jax.random.normal(k_up, (e, d, 2 * f), jnp.float32) / np.sqrt(d)).astype(dtype),
-        "down": (jax.random.normal(k_down, (e, f, d), jnp.float32) / np.sqrt(f)).astype(dtype),
-        "out": (jax.random.normal(k_out, (d, d), jnp.float32) / np.sqrt(d)).astype(dtype),
+        "router": jax.random.normal(k_router, (d, e), jnp.float32) * d**-0.5,
+        "gate_up": (jax.random.normal(k_up, (e, d, 2 * f), jnp.float32) * d**-0.5).astype(dtype),
+        "down": (jax.random.normal(k_down, (e, f, d), jnp.float32) * f**-0.5).astype(dtype),
+        "out": (jax.random.normal(k_out, (d, d), jnp.float32) * d**-0.5).astype(dtype),
     }
 
 

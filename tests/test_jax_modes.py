@@ -189,3 +189,18 @@ def test_mode_lowers_the_same_kernel_calls(mode):
     want = _cuda_calls("default")
     assert len(want) > 20  # every family's forward and backward GEMMs and quantization kernels
     assert _cuda_calls(mode) == want
+
+
+def test_demo_runs_under_x64_with_strict_promotion():
+    """The demo's parameters are scaled by Python floats (weak), not NumPy float64 scalars, which x64 with strict
+    promotion refuses to mix with float32 arrays."""
+    from jax_deepgemm import demo
+
+    shape = demo.MoEShape(tokens=64, hidden=256, intermediate=128, experts=4, top_k=2)
+    want = demo.init_params(shape, jax.random.key(0))
+    with MODES["x64_strict"]():
+        got = demo.init_params(shape, jax.random.key(0))
+        assert demo.run(shape, repeats=1)["fp8_forward_ms"] > 0
+    for name in want:
+        assert got[name].dtype == want[name].dtype, name
+        np.testing.assert_array_equal(np.asarray(got[name]), np.asarray(want[name]), err_msg=name)

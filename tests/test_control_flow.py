@@ -6,6 +6,8 @@ hoist the families out of a loop or fold a branch away."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -75,18 +77,21 @@ def test_families_inside_scan(plain_outputs):
 
 
 def _cuda_kernel_calls(program, *args):
+    """The distinct calls of our kernels (operand types and attributes; SSA names and locations dropped) in the
+    program lowered for CUDA. Distinct, since JAX versions differ in how often they emit an outlined function."""
     text = jax.jit(program).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
-    return text.count("custom_call @jdg_")
+    calls = [line for line in text.splitlines() if "custom_call @jdg_" in line]
+    return {re.sub(r"%[0-9a-z_]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls}
 
 
-@pytest.mark.parametrize("construct, copies", [("cond_true", 2), ("switch", 3), ("while_loop", 1)])
-def test_cuda_lowering_inside_control_flow(construct, copies):
+@pytest.mark.parametrize("construct", ["cond_true", "switch", "while_loop"])
+def test_cuda_lowering_inside_control_flow(construct):
     """Each branch and loop body lowers to the plain program's kernel calls (checked without a GPU)."""
     shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), INPUTS)
     plain = _cuda_kernel_calls(_program, shapes)
-    assert plain > 20
+    assert len(plain) > 20
     program, selector, _ = CONSTRUCTS[construct]
-    assert _cuda_kernel_calls(program, shapes, selector) == copies * plain
+    assert _cuda_kernel_calls(program, shapes, selector) == plain
     assert _cuda_kernel_calls(_scan, shapes) == plain
 
 

@@ -81,7 +81,7 @@ def _cuda_kernel_calls(program, *args):
     program lowered for CUDA. Distinct, since JAX versions differ in how often they emit an outlined function."""
     text = jax.jit(program).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
     calls = [line for line in text.splitlines() if "custom_call @jdg_" in line]
-    return {re.sub(r"%[0-9a-z_]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls}
+    return {re.sub(r"%[0-9A-Za-z_#]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls}
 
 
 @pytest.mark.parametrize("construct", ["cond_true", "switch", "while_loop"])

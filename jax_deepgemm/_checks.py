@@ -12,6 +12,9 @@ import numpy as np
 from .quantization import BLOCK, ceil_div
 
 FP8_DTYPES = (jnp.dtype(jnp.float8_e4m3fn), jnp.dtype(jnp.float8_e5m2))
+# What the quantizers and the differentiable ops take as values (float64 where x64 keeps it). Other narrow floats
+# (FP8 variants with other encodings: e4m3fnuz, IEEE e4m3, e3m4; FP4; E8M0) are not numbers these ops read.
+WIDE_FLOAT_DTYPES = tuple(jnp.dtype(t) for t in (jnp.float32, jnp.bfloat16, jnp.float16, jnp.float64))
 SCALE_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.float8_e8m0fnu))
 OUT_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 C_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32), jnp.dtype(jnp.float16))
@@ -67,8 +70,9 @@ def floating(fn: str, name: str, x, ndim: int | None = None, allow_empty: bool =
              allow_fp8: bool = False) -> jax.Array:
     """A float32/bfloat16/float16 array (FP8 only where allowed: the GEMMs take FP8 as (data, scale) pairs)."""
     original, x = x, _array(fn, name, x)
-    if not jnp.issubdtype(x.dtype, jnp.floating) or (x.dtype in FP8_DTYPES and not allow_fp8):
-        raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {_given_dtype(original, x)}")
+    if x.dtype not in WIDE_FLOAT_DTYPES + (FP8_DTYPES if allow_fp8 else ()):
+        wanted = "float32/bfloat16/float16" + ("/float8_e4m3fn/float8_e5m2" if allow_fp8 else "")
+        raise TypeError(f"{fn}: {name} must be {wanted}, got {_given_dtype(original, x)}")
     if ndim is not None and x.ndim != ndim:
         raise ValueError(f"{fn}: {name} must be {ndim}-D, got shape {x.shape}")
     if not allow_empty:

@@ -206,8 +206,11 @@ def mutations(arg: Arg):
         if not arg.optional:
             yield case("none", None, TypeError, r"must be an array, got NoneType")
     elif arg.kind == "float":
-        want = r"must be float32/bfloat16/float16, got "
-        bad = (jnp.int32, jnp.bool_) + (() if arg.allow_fp8 else (E4M3,))
+        want = r"must be float32/bfloat16/float16" + ("/float8_e4m3fn/float8_e5m2" if arg.allow_fp8 else "") + ", got "
+        # (FP8 and FP4 encodings the kernels do not read are refused even where e4m3fn / e5m2 are taken)
+        narrow = (jnp.float8_e4m3fnuz, jnp.float8_e4m3b11fnuz, jnp.float8_e4m3, jnp.float8_e3m4, jnp.float4_e2m1fn,
+                  jnp.float8_e8m0fnu)
+        bad = (jnp.int32, jnp.bool_) + narrow + (() if arg.allow_fp8 else (E4M3,))
         yield from [case(f"dtype-{jnp.dtype(d).name}", ones(s, d), TypeError, want + jnp.dtype(d).name)
                     for d in bad]
         yield case("numpy-int64", np.ones(s, np.int64), TypeError, want + "int64")

@@ -8,6 +8,8 @@ import operator
 import jax
 import jax.numpy as jnp
 
+from .._checks import WIDE_FLOAT_DTYPES
+
 
 def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, *, described: str = "",
              allow_empty: bool = False) -> jax.Array:
@@ -15,7 +17,7 @@ def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, 
     if not isinstance(x, (jax.Array, jax.core.Tracer)) and not hasattr(x, "__array__"):
         raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}")
     x = jnp.asarray(x)
-    if not jnp.issubdtype(x.dtype, jnp.floating) or jnp.dtype(x.dtype).itemsize == 1:
+    if x.dtype not in WIDE_FLOAT_DTYPES:
         raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {x.dtype}")
     if shape is not None:
         wanted = "[" + ", ".join(str(s) for s in shape) + "]" + (f" ({described})" if described else "")

@@ -73,8 +73,9 @@ def _transposed(pair):
 
 def fp8_dot(x, w) -> jax.Array:
     """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
-    pre-quantized pair (w_fp8 [N, K], scale [nb, kb]). Differentiable, with FP8 dgrad and wgrad. Empty dimensions
-    give what x @ w gives (an empty result, or zeros for K = 0; a pair's own dimensions must not be empty)."""
+    pre-quantized pair (w_fp8 [N, K], scale [nb, kb]), which is frozen (zero gradients for its data and scales).
+    Differentiable, with FP8 dgrad and wgrad. Empty dimensions give what x @ w gives (an empty result, or zeros for
+    K = 0; a pair's own dimensions must not be empty)."""
     fn = "fp8_dot"
     x = check.floating(fn, "x", x, allow_empty=True)
     if x.ndim < 1:

@@ -87,6 +87,10 @@ def test_fp8_dot_prequantized_weight():
     gx = jax.grad(lambda x: jnp.sum(dg.fp8_dot(x, pair).astype(F32) * r))(x.astype(F32))
     expected = to64(r) @ oracle.dequant_rhs(*pair)
     assert gx.dtype == F32 and cosine(gx, expected) > GRAD_COSINE
+    # the pair itself is frozen (documented): zero gradients of its own dtypes
+    g_data, g_scale = jax.grad(lambda p: jnp.sum(dg.fp8_dot(x, p).astype(F32) * r))(pair)
+    assert g_data.dtype == pair[0].dtype and g_scale.dtype == pair[1].dtype
+    assert not np.any(np.asarray(g_data, np.float32)) and not np.any(np.asarray(g_scale))
 
 
 def test_fp8_dot_numpy_inputs():

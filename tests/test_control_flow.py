@@ -1,7 +1,7 @@
 """Every family inside JAX's control flow under jit: lax.cond (either branch), lax.switch, lax.while_loop and
-lax.scan, and gradients through cond and scan and under vmap of a cond. On a GPU, XLA runs such programs as
-conditional and loop command buffers with the kernels captured inside them; the results must be those of the same
-computation outside any control flow. Each branch or iteration scales x by a traced factor, so that XLA cannot
+lax.scan, and gradients through cond and scan and under vmap of a cond. On a GPU, XLA may run such programs as
+conditional and loop command buffers with the kernels captured inside them (not checked here); the results must be
+those of the same computation outside any control flow. Each branch or iteration scales x by a traced factor, so that XLA cannot
 hoist the families out of a loop or fold a branch away."""
 
 from __future__ import annotations

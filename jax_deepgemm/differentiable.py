@@ -21,7 +21,7 @@ and the second GEMM's FP8 operand in one kernel: -20 us on an H200 (2026-12-01, 
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import NamedTuple
 
 import jax
@@ -189,8 +189,16 @@ _fp8_dot_quantized.defvjp(_fp8_dot_quantized_fwd, _fp8_dot_quantized_bwd)
 def _lax_ragged_dot_dtype(lhs, rhs):
     """The dtype jax.lax.ragged_dot gives these operands: its own rule (bf16 with f16 is bf16, where jnp's
     promotion says f32), which strict dtype promotion does not refuse."""
+    return _lax_ragged_dot_rule(jnp.dtype(lhs.dtype), jnp.dtype(rhs.dtype), jax.config.jax_enable_x64,
+                                jax.config.jax_numpy_dtype_promotion)
+
+
+@lru_cache(maxsize=None)
+def _lax_ragged_dot_rule(lhs_dtype, rhs_dtype, *modes):
+    """(Cached per dtype pair and mode: an abstract trace would otherwise run on every eager call.)"""
+    del modes  # part of the cache key only: the rule is asked under the modes in force
     shape = jax.ShapeDtypeStruct
-    return jax.eval_shape(jax.lax.ragged_dot, shape((1, 1), lhs.dtype), shape((1, 1, 1), rhs.dtype),
+    return jax.eval_shape(jax.lax.ragged_dot, shape((1, 1), lhs_dtype), shape((1, 1, 1), rhs_dtype),
                           shape((1,), jnp.int32)).dtype
 
 

@@ -5,6 +5,8 @@ under that feature and compare with its plain run."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -111,3 +113,11 @@ def assert_same_outputs(got, want, label, *, exact_on_reference=True):
         else:
             np.testing.assert_array_equal(g, w, err_msg=where)
     assert len(want_leaves) == len(jax.tree.leaves(got)), label
+
+
+def cuda_kernel_calls(program, *args) -> list[str]:
+    """Our kernels' calls in `program(*args)` lowered for CUDA (checked without a GPU), in program order: each call's
+    operand types and attributes, with SSA names, argument names and locations dropped."""
+    text = jax.jit(program).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+    calls = [line for line in text.splitlines() if "custom_call @jdg_" in line]
+    return [re.sub(r"%[0-9A-Za-z_#]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls]

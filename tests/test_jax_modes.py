@@ -8,7 +8,6 @@ as int64, as `jnp.array([...])` makes it under x64, is read as its int32-clamped
 from __future__ import annotations
 
 import contextlib
-import re
 from functools import partial
 
 import jax
@@ -18,7 +17,7 @@ import pytest
 
 import jax_deepgemm as dg
 from conftest import INT32_MAX
-from families import INPUTS, assert_same_outputs, family_outputs
+from families import INPUTS, assert_same_outputs, cuda_kernel_calls, family_outputs
 
 MODES = {
     "default": contextlib.nullcontext,
@@ -84,13 +83,10 @@ def test_int64_group_data_under_x64_is_clamped_to_int32(fn):
 
 
 def _cuda_calls(mode):
-    """The program's calls of our kernels as lowered for CUDA under `mode` (SSA names and locations dropped)."""
+    """The program's kernel calls as lowered for CUDA under `mode`."""
     shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), INPUTS)
     with MODES[mode]():
-        program = jax.jit(partial(family_outputs, expert_parallel=False))
-        text = program.trace(shapes).lower(lowering_platforms=("cuda",)).as_text()
-    calls = [line for line in text.splitlines() if "custom_call @jdg_" in line]
-    return [re.sub(r"%[0-9a-z_]+(:[0-9]+)?", "%", re.sub(r"loc\(.*\)$", "", line.strip())) for line in calls]
+        return cuda_kernel_calls(partial(family_outputs, expert_parallel=False), shapes)
 
 
 @pytest.mark.parametrize("mode", ["x64", "rank_promotion_raise", "strict_dtype_promotion", "x64_strict"])

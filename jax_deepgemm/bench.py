@@ -249,13 +249,14 @@ def main(args) -> int:
         from .bench_grouped import GROUPED_KINDS, grouped_rows
 
         print(f"grouped GEMMs, kernel time (L2 flushed, median of {args.iters}); baselines bf16, all their kernels")
-        print(f"{'op':<34} {'shape':<24} {'us':>9} {'TFLOPS':>7} {'jit us':>8} | {'ragged_dot':>10} {'einsum':>8}")
+        print(f"{'op':<34} {'shape':<24} {'us':>9} {'TFLOPS':>7} {'jit us':>8} | {'ragged_dot':>10} {'einsum':>8}"
+              "  draw (rows or K per group)")
 
         def report(row):
             base = row["baselines"]
             print(f"{row['op']:<34} {str(row['shape']):<24} {row['kernel_us']:>9.1f} {row['tflops']:>7.0f} "
-                  f"{row['jit_us']:>8.1f} | {base['ragged_dot_bf16_us']:>10.1f} {base['batched_einsum_bf16_us']:>8.1f}",
-                  flush=True)
+                  f"{row['jit_us']:>8.1f} | {base['ragged_dot_bf16_us']:>10.1f} {base['batched_einsum_bf16_us']:>8.1f}"
+                  f"  {row['draw']}", flush=True)
 
         rows += grouped_rows(args.iters, report, args.grouped or GROUPED_KINDS)
     result = {"gpu": gpu, "date": datetime.date.today().isoformat(), "commit": _commit(), "flush_mb": args.flush_mb,

@@ -5,7 +5,9 @@ Inputs follow DeepGEMM's tests: per group [0.7, 1.3] x the nominal rows (contigu
 with id -1; ragged: the same rows unpadded); masked: `masked_m` drawn in [0.7, 1.3] x expected M in [G, 4096, K]
 buffers, expected_m hint 1.2 x expected; k-grouped: per group [0.7, 1.3] x the nominal K, rounded to 128.
 TFLOPS count the valid rows (K columns) only. `"shape"` is [groups, rows per group, N, K] (masked: expected rows;
-k-grouped: [groups, M, N, nominal K per group]).
+k-grouped: [groups, M, N, nominal K per group]); `"draw"` is what was drawn for the row, the rows per group
+(contiguous and ragged: before padding; masked: `masked_m`) or the K per group (k-grouped). A row's time moves with
+its draw by up to ~15% (the last, partial row block of each group), so ratios between runs hold only on one draw.
 
 Baselines (every kernel of their program): `jax.lax.ragged_dot` in bf16 on the same unpadded rows
 (k-grouped: `ragged_dot_general` with K ragged), and a batched bf16 einsum over [G, rows, K] buffers as large as
@@ -41,8 +43,8 @@ def _baseline_us(fn, args, iters):  # the grouped rows report the baselines' ker
     return round(profile(fn, args, iters=iters, kernel_prefix=None, wall_rounds=0)["us"], 2)
 
 
-def _row(op, shape, ours, flops, bytes_moved, baselines):
-    return {"op": op, "shape": list(shape), "kernel_us": round(ours["us"], 2),
+def _row(op, shape, draw, ours, flops, bytes_moved, baselines):
+    return {"op": op, "shape": list(shape), "draw": [int(v) for v in draw], "kernel_us": round(ours["us"], 2),
             "tflops": round(flops / ours["us"] / 1e6, 1), "gbs": round(bytes_moved / ours["us"] / 1e3, 1),
             "jit_us": round(ours["wall_us"], 2), "baselines": baselines}
 
@@ -75,9 +77,9 @@ def m_grouped_rows(g, per_group, n, k, iters, rng) -> list[dict]:
     a_valid = (a[0][:valid], a[1][:valid])  # ragged needs no padding; the first rows are real enough to time
     ragged = _timed(fp8_grouped_gemm_nt, (a_valid, b, jnp.asarray(rows, jnp.int32)), iters)
     shape = (g, per_group, n, k)
-    return [_row("m_grouped_fp8_gemm_nt_contiguous", shape, contiguous, flops,
+    return [_row("m_grouped_fp8_gemm_nt_contiguous", shape, rows, contiguous, flops,
                  sum(padded) * (k + 2 * n) + weight_bytes, baselines),
-            _row("fp8_grouped_gemm_nt", shape, ragged, flops, valid * (k + 2 * n) + weight_bytes, baselines)]
+            _row("fp8_grouped_gemm_nt", shape, rows, ragged, flops, valid * (k + 2 * n) + weight_bytes, baselines)]
 
 
 def masked_row(g, expected, n, k, iters, rng) -> dict:
@@ -97,7 +99,7 @@ def masked_row(g, expected, n, k, iters, rng) -> dict:
                                jnp.asarray(sizes, jnp.int32)), iters),
         "batched_einsum_bf16_us": _baseline_us(_einsum_bf16, (x, w), iters),
     }
-    return _row("m_grouped_fp8_gemm_nt_masked", (g, expected, n, k), ours, 2.0 * valid * n * k,
+    return _row("m_grouped_fp8_gemm_nt_masked", (g, expected, n, k), masked_m, ours, 2.0 * valid * n * k,
                 valid * (k + 2 * n) + g * n * k, baselines)
 
 
@@ -120,7 +122,7 @@ def k_grouped_row(g, m, n, k_nominal, iters, rng, with_c=True, out_dtype=jnp.flo
             lambda xs, ys: jnp.einsum("gmk,gnk->gmn", xs, ys, preferred_element_type=jnp.float32),
             (_normal(6, (g, m, kmax)), _normal(7, (g, n, kmax))), iters),
     }
-    return _row("k_grouped_fp8_gemm_nt_contiguous", (g, m, n, k_nominal), ours, 2.0 * m * n * k,
+    return _row("k_grouped_fp8_gemm_nt_contiguous", (g, m, n, k_nominal), sizes, ours, 2.0 * m * n * k,
                 (m + n) * k + (4 * with_c + jnp.dtype(out_dtype).itemsize) * g * m * n, baselines)
 
 

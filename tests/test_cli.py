@@ -131,3 +131,25 @@ def test_bench_grouped_kinds_see_the_same_inputs(monkeypatch):
     masked = bench_grouped.grouped_rows(20, lambda row: None, ("masked",))
     assert len(masked) == len(bench_grouped.MASKED_SHAPES)
     assert masked == [row for row in every if row["kind"] == "masked"]
+
+
+def test_bench_grouped_rows_record_their_draw(monkeypatch):
+    """Each grouped row names the group sizes it was timed on, and its TFLOPS count exactly those rows (or K)."""
+    import numpy as np
+
+    from jax_deepgemm import bench_grouped
+
+    monkeypatch.setattr(bench_grouped, "_timed", lambda fn, args, iters: {"us": 10.0, "wall_us": 12.0})
+    monkeypatch.setattr(bench_grouped, "_baseline_us", lambda fn, args, iters: 20.0)
+    rng = np.random.default_rng(3)
+    contiguous, ragged = bench_grouped.m_grouped_rows(3, 200, 128, 256, 20, rng)
+    masked = bench_grouped.masked_row(2, 300, 128, 256, 20, rng)
+    k_grouped = bench_grouped.k_grouped_row(3, 64, 128, 512, 20, rng)
+    for row, (n, k) in ((contiguous, (128, 256)), (ragged, (128, 256)), (masked, (128, 256))):
+        g, nominal = row["shape"][:2]
+        assert len(row["draw"]) == g and all(0.7 * nominal - 1 <= r <= 1.3 * nominal for r in row["draw"]), row
+        assert row["tflops"] == round(2.0 * sum(row["draw"]) * n * k / 10.0 / 1e6, 1)
+    assert contiguous["draw"] == ragged["draw"]  # the same token counts, padded or not
+    assert len(k_grouped["draw"]) == 3 and all(s % 128 == 0 and 256 <= s <= 768 for s in k_grouped["draw"])
+    assert k_grouped["tflops"] == round(2.0 * 64 * 128 * sum(k_grouped["draw"]) / 10.0 / 1e6, 1)
+    assert all(isinstance(v, int) for row in (contiguous, masked, k_grouped) for v in row["draw"])  # JSON-ready

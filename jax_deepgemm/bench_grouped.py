@@ -7,7 +7,8 @@ buffers, expected_m hint 1.2 x expected; k-grouped: per group [0.7, 1.3] x the n
 TFLOPS count the valid rows (K columns) only. `"shape"` is [groups, rows per group, N, K] (masked: expected rows;
 k-grouped: [groups, M, N, nominal K per group]); `"draw"` is what was drawn for the row, the rows per group
 (contiguous and ragged: before padding; masked: `masked_m`) or the K per group (k-grouped). A row's time moves with
-its draw by up to ~15% (the last, partial row block of each group), so ratios between runs hold only on one draw.
+its draw by up to ~15% (how many row blocks each group fills, and so the rounds of tiles: benchmarks/NOTES.md
+34, 152), so ratios between runs hold only on one draw.
 
 Baselines (every kernel of their program): `jax.lax.ragged_dot` in bf16 on the same unpadded rows
 (k-grouped: `ragged_dot_general` with K ragged), and a batched bf16 einsum over [G, rows, K] buffers as large as

@@ -145,7 +145,8 @@ def test_bench_grouped_rows_record_their_draw(monkeypatch):
     contiguous, ragged = bench_grouped.m_grouped_rows(3, 200, 128, 256, 20, rng)
     masked = bench_grouped.masked_row(2, 300, 128, 256, 20, rng)
     k_grouped = bench_grouped.k_grouped_row(3, 64, 128, 512, 20, rng)
-    for row, (n, k) in ((contiguous, (128, 256)), (ragged, (128, 256)), (masked, (128, 256))):
+    n, k = 128, 256
+    for row in (contiguous, ragged, masked):
         g, nominal = row["shape"][:2]
         assert len(row["draw"]) == g and all(0.7 * nominal - 1 <= r <= 1.3 * nominal for r in row["draw"]), row
         assert row["tflops"] == round(2.0 * sum(row["draw"]) * n * k / 10.0 / 1e6, 1)

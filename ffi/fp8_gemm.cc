@@ -435,7 +435,7 @@ ffi::Error Execute(cu::CUstream stream, std::int32_t device, Fp8GemmState* state
   args.num_groups = static_cast<int>(g);
   args.group_m = static_cast<int>(p.m);
   args.tile_queue = state->tile_queue;
-  if (state->poison_outputs) {
+  if (state->poison_outputs && args.d != args.c) {  // (D written over C, overwrite_c: the poison would wipe C)
     r = driver.cuMemsetD8Async(args.d, 0xFF, d->size_bytes(), stream);  // 0xFF.. is NaN in bf16 and f32
     if (r != cu::CUDA_SUCCESS) return ffi::Error::Internal(cu::error_message("cuMemsetD8Async", r));
   }

@@ -138,6 +138,18 @@ def c_operand(fn: str, c, shape: tuple[int, ...]):
     return c if c.dtype != jnp.float16 else c.astype(jnp.float32)
 
 
+def overwrite_c(fn: str, overwrite, c, out_dtype) -> bool:
+    """overwrite_c=True lets D take C's buffer (the FFI call aliases them), which needs a C of D's dtype."""
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise TypeError(f"{fn}: overwrite_c must be a Python bool, got {_kind(overwrite)}")
+    if overwrite and c is None:
+        raise ValueError(f"{fn}: overwrite_c=True writes D over c's buffer, but no c was given")
+    if overwrite and c.dtype != jnp.dtype(out_dtype):
+        raise ValueError(f"{fn}: overwrite_c=True writes D over c's buffer, so c must have out_dtype's dtype "
+                         f"({jnp.dtype(out_dtype).name}); got c of {c.dtype.name}")
+    return bool(overwrite)
+
+
 def _kind(value) -> str:
     if isinstance(value, jax.core.Tracer):
         return "a traced value (mark the argument static, e.g. jax.jit(..., static_argnums=...))"

@@ -92,7 +92,7 @@ def _exclusive_cumsum(x, axis):
 # ---- rules ----
 
 def _dense(dense, masked):
-    def rule(size, args, dims, *, out_dtype):
+    def rule(size, args, dims, *, out_dtype, overwrite_c=False):
         a, a_scale, b, b_scale, *c = args
         da, das, db, dbs, *dc = dims
         lhs, rhs = _any((da, das)), _any((db, dbs))
@@ -101,13 +101,14 @@ def _dense(dense, masked):
         if not rhs:
             c = [_fold_rows(_front(c[0], dc[0], size))] if c else []
             d = dense.bind(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale, *c,
-                           out_dtype=out_dtype)
+                           out_dtype=out_dtype, overwrite_c=overwrite_c)
             return _unfold_rows(d, size)
         b = _front(b, db, size)
         b_scale = _front(b_scale, dbs, size)
         if not lhs:
             c = [_fold_cols(_front(c[0], dc[0], size))] if c else []
-            d = dense.bind(a, a_scale, _fold_rows(b), _fold_rhs_scale(b_scale, b.shape[-2]), *c, out_dtype=out_dtype)
+            d = dense.bind(a, a_scale, _fold_rows(b), _fold_rhs_scale(b_scale, b.shape[-2]), *c, out_dtype=out_dtype,
+                           overwrite_c=overwrite_c)
             return _unfold_cols(d, size)
         # A batch of independent GEMMs is the masked grouped GEMM with every row valid (per-row or 128x128 B scales
         # alike); it has no C operand, so C is added to its float32 result as the dense op does.
@@ -218,22 +219,23 @@ def _masked(masked, ragged):
 
 
 def _k_grouped(k_grouped):
-    def rule(size, args, dims, *, out_dtype):
+    def rule(size, args, dims, *, out_dtype, overwrite_c=False):
         a, a_scale, b, b_scale, group_sizes, *c = args
         da, das, db, dbs, ds, *dc = dims
         lhs, rhs = _any((da, das)), _any((db, dbs))
         bind = partial(k_grouped.bind, out_dtype=out_dtype)  # (out_dtype is float32 wherever there is a C)
+        bind_c = partial(bind, overwrite_c=overwrite_c)  # (C folded with the batch stays D's operand)
         if ds is None and not (lhs and rhs):
             if not lhs and not rhs:  # only C is batched
                 return _front(c[0], dc[0], size) + bind(a, a_scale, b, b_scale, group_sizes)[None], 0
             if lhs:
                 c = [_fold_rows(_front(c[0], dc[0], size))] if c else []
-                d = bind(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale,
-                         group_sizes, *c)
+                d = bind_c(_fold_rows(_front(a, da, size)), _fold_rows(_front(a_scale, das, size)), b, b_scale,
+                           group_sizes, *c)
                 return _unfold_rows(d, size)
             c = [_fold_cols(_front(c[0], dc[0], size))] if c else []
-            d = bind(a, a_scale, _fold_rows(_front(b, db, size)), _fold_rows(_front(b_scale, dbs, size)),
-                     group_sizes, *c)
+            d = bind_c(a, a_scale, _fold_rows(_front(b, db, size)), _fold_rows(_front(b_scale, dbs, size)),
+                       group_sizes, *c)
             return _unfold_cols(d, size)
         # Elements laid end to end along K ([M, B*K]); each element's segments (cut at its K, negatives as 0) plus
         # one filler group up to the end of its K keep every K block in its own element's group.

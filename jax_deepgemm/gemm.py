@@ -13,7 +13,7 @@ from . import _checks as check
 from . import primitives
 
 
-def _gemm(fn: str, a, b, c, out_dtype, a_transposed: bool, b_transposed: bool) -> jax.Array:
+def _gemm(fn: str, a, b, c, out_dtype, overwrite_c, a_transposed: bool, b_transposed: bool) -> jax.Array:
     out_dtype = check.out_dtype(fn, out_dtype)
     a_data, a_scale = check.pair(fn, "a", a)
     b_data, b_scale = check.pair(fn, "b", b)
@@ -29,26 +29,32 @@ def _gemm(fn: str, a, b, c, out_dtype, a_transposed: bool, b_transposed: bool) -
     a_scale = check.scale(fn, "a[1] (a scale)", a_scale, check.scale_shapes_lhs(m, k))
     b_scale = check.scale(fn, "b[1] (b scale)", b_scale, check.scale_shapes_rhs(n, k))
     c = check.c_operand(fn, c, (m, n))
+    overwrite_c = check.overwrite_c(fn, overwrite_c, c, out_dtype)
     operands = (a_data, a_scale, b_data, b_scale) + ((c,) if c is not None else ())
-    return primitives.fp8_gemm.bind(*operands, out_dtype=out_dtype)
+    return primitives.fp8_gemm.bind(*operands, out_dtype=out_dtype, overwrite_c=overwrite_c)
 
 
-def fp8_gemm_nt(a, b, *, c=None, out_dtype=jnp.bfloat16) -> jax.Array:
+def fp8_gemm_nt(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
     """D [M, N] = C + A @ B^T. a = (a_fp8 [M, K], a_scale [M, kb]); b = (b_fp8 [N, K], b_scale [nb, kb] for
-    128x128 blocks or [N, kb] for per-row 1x128 scaling); scales float32 or float8_e8m0fnu."""
-    return _gemm("fp8_gemm_nt", a, b, c, out_dtype, a_transposed=False, b_transposed=True)
+    128x128 blocks or [N, kb] for per-row 1x128 scaling); scales float32 or float8_e8m0fnu.
+
+    overwrite_c=True (c of out_dtype's dtype) lets the kernel write D into c's buffer. The values are the same either
+    way; what changes is XLA's copies: a c carried through lax.scan / while_loop (an accumulator) or donated to jit
+    then costs no copy of c per call, while a c still needed after the call (a jit argument not donated, or read
+    again later) is copied by XLA first. Leave it False unless c is dead after the call."""
+    return _gemm("fp8_gemm_nt", a, b, c, out_dtype, overwrite_c, a_transposed=False, b_transposed=True)
 
 
-def fp8_gemm_nn(a, b, *, c=None, out_dtype=jnp.bfloat16) -> jax.Array:
+def fp8_gemm_nn(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
     """As fp8_gemm_nt with B stored [K, N]."""
-    return _gemm("fp8_gemm_nn", a, b, c, out_dtype, a_transposed=False, b_transposed=False)
+    return _gemm("fp8_gemm_nn", a, b, c, out_dtype, overwrite_c, a_transposed=False, b_transposed=False)
 
 
-def fp8_gemm_tn(a, b, *, c=None, out_dtype=jnp.bfloat16) -> jax.Array:
+def fp8_gemm_tn(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
     """As fp8_gemm_nt with A stored [K, M] and B stored [K, N]."""
-    return _gemm("fp8_gemm_tn", a, b, c, out_dtype, a_transposed=True, b_transposed=False)
+    return _gemm("fp8_gemm_tn", a, b, c, out_dtype, overwrite_c, a_transposed=True, b_transposed=False)
 
 
-def fp8_gemm_tt(a, b, *, c=None, out_dtype=jnp.bfloat16) -> jax.Array:
+def fp8_gemm_tt(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
     """As fp8_gemm_nt with A stored [K, M]."""
-    return _gemm("fp8_gemm_tt", a, b, c, out_dtype, a_transposed=True, b_transposed=True)
+    return _gemm("fp8_gemm_tt", a, b, c, out_dtype, overwrite_c, a_transposed=True, b_transposed=True)

@@ -67,12 +67,15 @@ def m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m, *, out_dtype=jnp.bf
                                             out_dtype=out_dtype)
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, b, group_sizes, *, c=None, out_dtype=jnp.float32) -> jax.Array:
+def k_grouped_fp8_gemm_nt_contiguous(a, b, group_sizes, *, c=None, out_dtype=jnp.float32,
+                                     overwrite_c=False) -> jax.Array:
     """Weight-gradient GEMM: K is split into G consecutive segments; d[g] = c[g] + a_g @ b_g^T over segment g, as
     float32 [G, M, N]. Both operands use 1x128 scaling ([M, K/128], [N, K/128]); K and every segment are multiples
     of 128 (segments that are not give unspecified values in their groups, never an out-of-bounds access).
     out_dtype=jnp.bfloat16 (without c) rounds the float32 sums once as the kernel stores them, for weights kept in
-    bf16: the same values as .astype(jnp.bfloat16) of the float32 result, half the bytes written, no second pass."""
+    bf16: the same values as .astype(jnp.bfloat16) of the float32 result, half the bytes written, no second pass.
+    overwrite_c=True (a float32 c) lets the kernel write D into c's buffer, as fp8_gemm_nt's: no copy of a gradient
+    accumulator carried through lax.scan or donated, a copy by XLA first where c is still needed after the call."""
     fn = "k_grouped_fp8_gemm_nt_contiguous"
     out_dtype = check.out_dtype(fn, out_dtype)
     if c is not None and out_dtype != jnp.float32:
@@ -93,5 +96,6 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, group_sizes, *, c=None, out_dtype=jnp
         raise ValueError(f"{fn}: group_sizes must hold at least one group, got shape (0,)")
     c = check.c_operand(fn, c, (g, m, n))
     c = c.astype(jnp.float32) if c is not None else None
+    overwrite_c = check.overwrite_c(fn, overwrite_c, c, out_dtype)
     operands = (a_data, a_scale, b_data, b_scale, group_sizes) + ((c,) if c is not None else ())
-    return primitives.k_grouped.bind(*operands, out_dtype=out_dtype)
+    return primitives.k_grouped.bind(*operands, out_dtype=out_dtype, overwrite_c=overwrite_c)

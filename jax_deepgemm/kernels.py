@@ -61,7 +61,15 @@ def _common_attributes(a, b, per_row, out_dtype) -> dict:
                 out_f32=jnp.dtype(out_dtype) == jnp.float32)
 
 
-def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
+def _d_over_c(c_index: int, c, out_dtype, overwrite_c: bool) -> dict:
+    """overwrite_c: the FFI call's D aliases its operand C (same shape and dtype), so XLA copies C first only where
+    C is still needed after the call. The kernels read each element of C in the thread that then writes it
+    (fp8_gemm_epilogue.cuh), and the handler leaves D unpoisoned when it is C."""
+    aliased = overwrite_c and c is not None and jnp.dtype(c.dtype) == jnp.dtype(out_dtype)
+    return {"input_output_aliases": {c_index: 0}} if aliased else {}
+
+
+def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype, overwrite_c=False):
     m, n = a.shape[0], b.shape[0]
     a, b = _pad_k(a), _pad_k(b)
     per_row = b_scale.shape[0] == n and n > 1
@@ -69,7 +77,8 @@ def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
     # [kb, M4], per-row b_scale [kb, N4]; 128x128 block scales stay [nb, kb].
     b_scale_arg = _scale_rows(b_scale.T) if per_row else b_scale
     operands = [a, _scale_rows(a_scale.T), b, b_scale_arg] + ([c] if c is not None else [])
-    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((m, n), out_dtype))
+    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((m, n), out_dtype),
+                            **_d_over_c(4, c, out_dtype, overwrite_c))
     return call(*operands, m=m, n=n, c_kind=_C_KIND[None if c is None else jnp.dtype(c.dtype)],
                 **_common_attributes(a, b, per_row, out_dtype))
 
@@ -110,13 +119,14 @@ def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m
     return _grouped("masked", a, a_scale, b, b_scale, masked_m, out_dtype, expected_m=min(expected_m, a.shape[1]))
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c, out_dtype):
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, *c, out_dtype, overwrite_c=False):
     """The k-grouped layout (fp8_gemm_abi.h, kFp8GemmKGrouped): A [M, K] and B [N, K] as they are (K is a multiple of
     128, segments run along it), both 1x128 scales M-/N-major ([kb, M4], [kb, N4]), C (f32) and D flat [G * M, N]."""
     (m, k), n, g = a.shape, b.shape[0], group_sizes.shape[0]
     c_flat = [c[0].reshape(g * m, n)] if c else []
     operands = [a, _scale_rows(a_scale.T), b, _scale_rows(b_scale.T), group_sizes] + c_flat
-    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), out_dtype))
+    call = jax.ffi.ffi_call(FP8_GEMM_TARGET, jax.ShapeDtypeStruct((g * m, n), out_dtype),
+                            **_d_over_c(5, c_flat[0] if c else None, out_dtype, overwrite_c))
     attributes = _common_attributes(a, b, True, out_dtype)
     d = call(*operands, m=m, n=n, c_kind=_C_KIND[jnp.dtype(jnp.float32) if c else None], grouping="k_grouped",
              num_groups=g, expected_m=0, **attributes)

@@ -9,7 +9,9 @@ Each family is a pair of primitives:
          reference (`reference.py`), so CPU runs exercise the very same primitives and rules as the GPU.
 
 Operands are positional and already normalised by the public functions (see `reference.py`); an optional `c`
-is always the last operand, and its presence is visible from the operand count.
+is always the last operand, and its presence is visible from the operand count. The families that take `c` (dense,
+k-grouped) have the parameter `overwrite_c` (default False): D written into c's buffer, which only the CUDA lowering
+acts on (an FFI input-output alias; XLA copies c first where it is still needed).
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def _define(kind: str, name: str, shape_rule: Callable, ref: Callable, kernel: C
 
 # ---- output shape and dtype from the (already validated) operands ----
 
-def _dense_shape(a, a_scale, b, b_scale, *c, out_dtype):
+def _dense_shape(a, a_scale, b, b_scale, *c, out_dtype, overwrite_c=False):
     return (a.shape[0], b.shape[0]), out_dtype
 
 
@@ -154,7 +156,7 @@ def _masked_shape(a, a_scale, b, b_scale, masked_m, *, expected_m, out_dtype):
     return (a.shape[0], a.shape[1], b.shape[1]), out_dtype
 
 
-def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c, out_dtype):
+def _k_grouped_shape(a, a_scale, b, b_scale, group_sizes, *c, out_dtype, overwrite_c=False):
     return (group_sizes.shape[0], a.shape[0], b.shape[0]), out_dtype
 
 

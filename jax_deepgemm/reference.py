@@ -69,7 +69,8 @@ def promoted_dot(a, a_scale, b, b_scale) -> jax.Array:
     return acc
 
 
-def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype):
+def fp8_gemm_nt(a, a_scale, b, b_scale, c=None, *, out_dtype, overwrite_c=False):
+    del overwrite_c  # (a buffer choice of the CUDA lowering: the values are the same)
     d = promoted_dot(a, a_scale, b, b_scale)
     if c is not None:
         d = c.astype(jnp.float32) + d
@@ -147,9 +148,11 @@ def m_grouped_fp8_gemm_nt_masked(a, a_scale, b, b_scale, masked_m, *, expected_m
     return jnp.where(valid[:, :, None], d, 0.0).astype(out_dtype)
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None, *, out_dtype=jnp.float32):
+def k_grouped_fp8_gemm_nt_contiguous(a, a_scale, b, b_scale, group_sizes, c=None, *, out_dtype=jnp.float32,
+                                     overwrite_c=False):
     """d[g] = c[g] + the promoted product over K segment g (segments in order; K blocks by their first element),
     summed in float32 and rounded once to out_dtype."""
+    del overwrite_c  # (as fp8_gemm_nt's)
     k = a.shape[1]
     g_count = group_sizes.shape[0]
     kb = ceil_div(k, BLOCK)

@@ -164,7 +164,10 @@ def _local(kind, family, axes, counts, params, *ops):
         return family.inner.bind(*ops, **params)
     # K split: float32 partial products summed over the K shards, then C and the output dtype, as unsplit.
     c = ops.pop() if kind == "dense" and len(ops) == 5 else None
-    d = lax.psum(family.inner.bind(*ops, **{**params, "out_dtype": jnp.float32}), axes["k"])
+    partial_params = {**params, "out_dtype": jnp.float32}
+    if "overwrite_c" in params:  # (the partial products take no C: it is added after the psum)
+        partial_params["overwrite_c"] = False
+    d = lax.psum(family.inner.bind(*ops, **partial_params), axes["k"])
     return (d if c is None else c.astype(jnp.float32) + d).astype(params["out_dtype"])
 
 

@@ -166,3 +166,23 @@ def restore_num_sms():
     if runtime._num_sms_cap != saved:
         runtime._num_sms_cap = saved
         jax.clear_caches()
+
+
+def assert_overwrite_c_changes_no_bit(gemm, operands, c):
+    """gemm(*operands, c, overwrite_c) with D written over C's buffer gives the bits of D in a buffer of its own:
+    with C a jit argument (XLA copies it: the caller's C is unchanged), donated, and carried by a lax.scan. For the
+    GPU tests: the alias is the CUDA lowering's."""
+    c_bits = np.asarray(c)
+    own = np.asarray(jax.jit(lambda *ops: gemm(*ops, False))(*operands, c))
+    over = jax.jit(lambda *ops: gemm(*ops, True))
+    assert "output_operand_alias" in over.lower(*operands, c).as_text()
+    np.testing.assert_array_equal(np.asarray(over(*operands, c)), own)
+    np.testing.assert_array_equal(np.asarray(c), c_bits)
+    donated = jax.jit(lambda *ops: gemm(*ops, True), donate_argnums=len(operands))(*operands, jnp.asarray(c_bits))
+    np.testing.assert_array_equal(np.asarray(donated), own)
+
+    def scan(overwrite):
+        step = lambda acc, _: (gemm(*operands, acc, overwrite), None)  # noqa: E731
+        return jax.jit(lambda c: jax.lax.scan(step, c, None, length=3)[0])(c)
+
+    np.testing.assert_array_equal(np.asarray(scan(True)), np.asarray(scan(False)))

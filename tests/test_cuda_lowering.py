@@ -90,6 +90,43 @@ def test_other_layouts_reach_the_same_kernel(layout):
     assert text.count("custom_call @jdg_fp8_gemm") == 1
 
 
+def _aliased_operand(text: str):
+    """The operand index that the (single) jdg_fp8_gemm call's output aliases, or None."""
+    call = re.search(r"stablehlo\.custom_call @jdg_fp8_gemm\(.*", text).group(0)
+    found = re.search(r"output_operand_alias<output_tuple_indices = \[\], operand_index = (\d+)", call)
+    return None if found is None else int(found.group(1))
+
+
+@pytest.mark.parametrize("out_dtype", [jnp.float32, jnp.bfloat16])
+def test_overwrite_c_aliases_d_to_c(out_dtype):
+    """overwrite_c=True makes C (the call's fifth operand; sixth for k-grouped, after the sizes) the buffer D is
+    written into, so that XLA copies C only where it is still needed; without it, D is a buffer of its own. The same
+    under vmap (C folded with the batch) and inside lax.scan."""
+    a, b = _pairs(256, 384, 512)
+    c = jnp.ones((256, 384), out_dtype)
+    dense = lambda over: lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype, overwrite_c=over)  # noqa
+    assert _aliased_operand(_lower_cuda(dense(True), a, b, c)) == 4
+    assert _aliased_operand(_lower_cuda(dense(False), a, b, c)) is None
+    assert _aliased_operand(_lower_cuda(lambda a, b, c: dg.fp8_gemm_tn((a[0].T, a[1]), (b[0].T, b[1]), c=c,
+                                                                       out_dtype=out_dtype, overwrite_c=True),
+                                        a, b, c)) == 4
+    batched = jax.vmap(dense(True), in_axes=(0, None, 0))
+    a2 = (jnp.stack([a[0], a[0]]), jnp.stack([a[1], a[1]]))
+    assert _aliased_operand(_lower_cuda(batched, a2, b, jnp.stack([c, c]))) == 4
+    scan = lambda a, b, c: jax.lax.scan(lambda acc, _: (dense(True)(a, b, acc), None), c, None, length=3)[0]  # noqa
+    assert _aliased_operand(_lower_cuda(scan, a, b, c)) == 4
+
+
+def test_overwrite_c_aliases_k_grouped_d_to_c():
+    x, w = jax.random.normal(jax.random.key(2), (128, 512)), jax.random.normal(jax.random.key(3), (256, 512))
+    a, b = dg.per_token_cast_to_fp8(x), dg.per_token_cast_to_fp8(w)
+    sizes, c = jnp.asarray([256, 256], jnp.int32), jnp.ones((2, 128, 256), jnp.float32)
+    k_grouped = lambda over: lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c,  # noqa: E731
+                                                                                      overwrite_c=over)
+    assert _aliased_operand(_lower_cuda(k_grouped(True), a, b, sizes, c)) == 5
+    assert _aliased_operand(_lower_cuda(k_grouped(False), a, b, sizes, c)) is None
+
+
 def _quantize_calls(text):
     """The quantization kernel's calls in a lowered program: (transposing ones, rowwise ones)."""
     calls = re.findall(r"stablehlo\.custom_call @jdg_fp8_quantize_t\((.*)", text)

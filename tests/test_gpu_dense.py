@@ -13,7 +13,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from conftest import BF16, E5M2, F32, UE8M0, assert_matches, cosine, q_lhs, q_rhs, randn, seed_of  # noqa: E402
+from conftest import (BF16, E5M2, F32, UE8M0, assert_matches, assert_overwrite_c_changes_no_bit, cosine, q_lhs,  # noqa
+                      q_rhs, randn, seed_of)
 
 import jax_deepgemm as dg  # noqa: E402
 import oracle  # noqa: E402
@@ -120,6 +121,19 @@ def test_dense_options(out_dtype, c_dtype, per_row):
     expected, bound = _expected(a, b, c)
     out = jax.jit(lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=out_dtype))(a, b, c)
     assert_matches(out, expected, bound, out_dtype)
+
+
+# 300 x 520 x 1000: test_dense_options' problem; 64 x 2112 x 7168 splits K; 2560 x 4096 x 4096 takes the tail split
+# (test_dense_short_last_round_split); 1024 x 768 x 2048 stores bf16 through the TMA
+@pytest.mark.parametrize("m,n,k,c_dtype", [(300, 520, 1000, F32), (300, 520, 1000, BF16), (64, 2112, 7168, F32),
+                                           (2560, 4096, 4096, F32), (1024, 768, 2048, BF16)])
+def test_dense_overwrite_c(m, n, k, c_dtype):
+    a, b = _operands(m, n, k)
+    c = randn(seed_of("c-over", m, n), (m, n), c_dtype)
+    expected, bound = _expected(a, b, c)
+    gemm = lambda a, b, c, over: dg.fp8_gemm_nt(a, b, c=c, out_dtype=c_dtype, overwrite_c=over)  # noqa: E731
+    assert_matches(jax.jit(gemm, static_argnums=3)(a, b, c, True), expected, bound, c_dtype)
+    assert_overwrite_c_changes_no_bit(gemm, (a, b), c)
 
 
 @pytest.mark.parametrize("m,n,k", [(2048, 1024, 4096), (1024, 768, 2048)], ids=["register_stores", "tma_store"])

@@ -15,8 +15,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from conftest import (BF16, F32, INT32_MAX, INT32_MIN, assert_matches, cosine, q_lhs, q_lhs_batched,  # noqa: E402
-                      q_rhs_batched, randn, seed_of)
+from conftest import (BF16, F32, INT32_MAX, INT32_MIN, assert_matches, assert_overwrite_c_changes_no_bit,  # noqa
+                      cosine, q_lhs, q_lhs_batched, q_rhs_batched, randn, seed_of)
 
 import jax_deepgemm as dg  # noqa: E402
 import oracle  # noqa: E402
@@ -375,6 +375,21 @@ def test_k_grouped(name, with_c):
     a64, b64 = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b)
     ref, bound = oracle.k_grouped(a64, b64, sizes, c), oracle.k_grouped(a64, b64, sizes, c, oracle.gemm_bound)
     assert_matches(out, ref, bound, F32)
+
+
+@pytest.mark.parametrize("name", ["skewed_and_empty", "odd_n", "balanced_grid"])
+def test_k_grouped_overwrite_c(name):
+    """D written over C's buffer (overwrite_c=True): the oracle, and the bits of D in a buffer of its own."""
+    m, n, sizes = K_GROUPED[name]
+    sizes = jnp.asarray(sizes, jnp.int32)
+    k, g = int(sizes.sum()), sizes.shape[0]
+    a, b = _k_grouped_operands(m, n, k, name)
+    c = randn(seed_of("kg-c-over", name), (g, m, n))
+    gemm = lambda a, b, s, c, over: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c, overwrite_c=over)  # noqa
+    out = jax.jit(gemm, static_argnums=4)(a, b, sizes, c, True)
+    a64, b64, s = oracle.dequant_lhs(*a), oracle.dequant_lhs(*b), np.asarray(sizes)
+    assert_matches(out, oracle.k_grouped(a64, b64, s, c), oracle.k_grouped(a64, b64, s, c, oracle.gemm_bound), F32)
+    assert_overwrite_c_changes_no_bit(gemm, (a, b, sizes), c)
 
 
 @pytest.mark.parametrize("name", list(K_GROUPED))

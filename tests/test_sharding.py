@@ -98,10 +98,12 @@ def k_grouped_args(c=False):
 
 dense = lambda a, b: dg.fp8_gemm_nt(a, b)  # noqa: E731
 dense_c = lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32)  # noqa: E731
+dense_c_over = lambda a, b, c: dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32, overwrite_c=True)  # noqa: E731
 masked = lambda a, b, mm: dg.m_grouped_fp8_gemm_nt_masked(a, b, mm, 8)  # noqa: E731
 ragged = lambda a, b, s: dg.fp8_grouped_gemm_nt(a, b, s)  # noqa: E731
 contiguous = lambda a, b, i: dg.m_grouped_fp8_gemm_nt_contiguous(a, b, i)  # noqa: E731
 k_grouped = lambda a, b, s, *c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c[0] if c else None)  # noqa: E731
+k_grouped_over = lambda a, b, s, c: dg.k_grouped_fp8_gemm_nt_contiguous(a, b, s, c=c, overwrite_c=True)  # noqa: E731
 
 
 # ---------------------------------------------------------------- jit with NamedSharding operands
@@ -113,12 +115,18 @@ JIT_CASES = [
     ("dense N per-row scale", dense, partial(dense_args, per_row=True), (None, P("x")), (), P(None, "x")),
     ("dense K", dense, dense_args, (P(None, "x"), P(None, "x")), REDUCES, P()),
     ("dense with C, K", dense_c, partial(dense_args, c=True), (P(None, "x"), P(None, "x"), None), REDUCES, P()),
+    # overwrite_c: the per-shard calls write D over their C; split over K, the partial products take no C
+    ("dense with C overwritten, M", dense_c_over, partial(dense_args, c=True), (P("x"), None, P("x")), (), P("x")),
+    ("dense with C overwritten, K", dense_c_over, partial(dense_args, c=True), (P(None, "x"), P(None, "x"), None),
+     REDUCES, P()),
     ("masked experts", masked, masked_args, (P("x"), P("x"), P("x")), (), P("x")),
     ("masked M", masked, masked_args, (P(None, "x"), None, None), (), P(None, "x")),
     ("ragged M", ragged, ragged_args, (P("x"), None, None), (), P("x")),
     ("ragged N", ragged, ragged_args, (None, P(None, "x"), None), (), P(None, "x")),
     ("contiguous M (128-row runs)", contiguous, contiguous_args, (P("x"), None, P("x")), (), P("x")),
     ("k-grouped experts (C)", k_grouped, partial(k_grouped_args, c=True), (None, None, None, P("x")), (), P("x")),
+    ("k-grouped experts (C overwritten)", k_grouped_over, partial(k_grouped_args, c=True), (None, None, None, P("x")),
+     (), P("x")),
     ("k-grouped M", k_grouped, k_grouped_args, (P("x"), None, None), (), P(None, "x")),
 ]
 

@@ -146,6 +146,13 @@ CASES = [
     ("nt-c-transposed", lambda: gemm_nt(c=f32((N, M))), ValueError, r"\bc has shape"),
     ("nt-c-int", lambda: gemm_nt(c=jnp.ones((M, N), jnp.int32)), TypeError, r"\bc must be.*int32"),
     ("nt-c-scalar", lambda: gemm_nt(c=1.0), TypeError, r"\bc must be an array"),
+    ("nt-overwrite-no-c", lambda: gemm_nt(overwrite_c=True), ValueError, r"overwrite_c=True.*no c was given"),
+    ("nt-overwrite-c-dtype", lambda: gemm_nt(c=f32((M, N)), overwrite_c=True), ValueError,
+     r"overwrite_c=True.*c must have out_dtype's dtype \(bfloat16\); got c of float32"),
+    ("nt-overwrite-int", lambda: gemm_nt(c=f32((M, N)), out_dtype=F32, overwrite_c=1), TypeError,
+     r"overwrite_c must be a Python bool, got int"),
+    ("nt-overwrite-traced", lambda: jax.jit(lambda o: gemm_nt(c=f32((M, N)), out_dtype=F32, overwrite_c=o))(True),
+     TypeError, r"overwrite_c must be a Python bool, got a traced value"),
     ("tn-c-shape", lambda: dg.fp8_gemm_tn((base()["a"][0].T, base()["a"][1]), (base()["b"][0].T, base()["b"][1]),
                                           c=f32((M,))), ValueError, r"\bc has shape"),
     # ---- contiguous
@@ -219,6 +226,7 @@ CASES = [
     ("kg-c-shape", lambda: kgrouped(c=f32((2, M, N + 1))), ValueError, r"\bc has shape \(2, 3, 131\).*\(2, 3, 130\)"),
     ("kg-c-groups", lambda: kgrouped(c=f32((3, M, N))), ValueError, r"\bc has shape"),
     ("kg-c-int", lambda: kgrouped(c=jnp.ones((2, M, N), jnp.int32)), TypeError, r"\bc must be"),
+    ("kg-overwrite-no-c", lambda: kgrouped(overwrite_c=True), ValueError, r"overwrite_c=True.*no c was given"),
     ("kg-empty-m", lambda: kgrouped(a=(fp8((0, 256)), f32((0, 2)))), ValueError, r"a\[0\].*empty"),
     # ---- fp8_dot
     ("dot-x-int", lambda: dg.fp8_dot(jnp.ones((M, K), jnp.int32), base()["w"]), TypeError, r"\bx must be.*int32"),

@@ -1,6 +1,7 @@
-"""D written over C (c_alias.patch, JDG_EXP_C_ALIAS=1): does XLA then spare the copy of C that a lax.scan carry or a
-donated accumulator needs without the alias, and what does it cost where C stays live after the call? Run with the
-patch applied and built, on an sm_90 GPU; lines are flushed as they come.
+"""overwrite_c=True (D written over C's buffer through the FFI alias) against False: does XLA then spare the copy of C
+that a lax.scan carry or a donated accumulator needs without it, and what does it cost where C stays live after the
+call? On an sm_90 GPU, from the repo root with the package built: `python benchmarks/experiments/overwrite_c.py`.
+(Measured first with the alias behind an experiment flag, NOTES 162; this script runs the landed keyword.)
 
 1. Correctness, small problems with tails (dense f32 out with f32 C; k-grouped with an empty group): with the alias
    against without it, C a jit argument (XLA copies it), donated, and carried by lax.scan; the results must be
@@ -11,8 +12,8 @@ patch applied and built, on an sm_90 GPU; lines are flushed as they come.
    k-grouped 4 x 4096 x 7168 x 2048 per group (470 MB).
 """
 
-import os
 import time
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -21,17 +22,12 @@ import numpy as np
 import jax_deepgemm as dg
 
 
-def with_alias(on):
-    os.environ["JDG_EXP_C_ALIAS"] = "1" if on else "0"
-    jax.clear_caches()
+def dense(a, b, c, overwrite):
+    return dg.fp8_gemm_nt(a, b, c=c, out_dtype=jnp.float32, overwrite_c=overwrite)
 
 
-def dense(a, b, c):
-    return dg.fp8_gemm_nt(a, b, c=c, out_dtype=jnp.float32)
-
-
-def k_grouped(a, b, sizes, c):
-    return dg.k_grouped_fp8_gemm_nt_contiguous(a, b, sizes, c=c)
+def k_grouped(a, b, sizes, c, overwrite):
+    return dg.k_grouped_fp8_gemm_nt_contiguous(a, b, sizes, c=c, overwrite_c=overwrite)
 
 
 def scan_of(gemm, steps):
@@ -47,12 +43,12 @@ def cast_pair(rng, m, k):
 def check(name, gemm, operands, c_host):
     out = {}
     for on in (False, True):
-        with_alias(on)
+        gemm_on = partial(gemm, overwrite=on)
         c = jnp.asarray(c_host)
-        plain = np.asarray(jax.jit(gemm)(*operands, c))
+        plain = np.asarray(jax.jit(gemm_on)(*operands, c))
         kept = np.array_equal(np.asarray(c), c_host)
-        donated = np.asarray(jax.jit(gemm, donate_argnums=len(operands))(*operands, jnp.asarray(c_host)))
-        scanned = np.asarray(jax.jit(scan_of(gemm, 4))(operands, jnp.asarray(c_host)))
+        donated = np.asarray(jax.jit(gemm_on, donate_argnums=len(operands))(*operands, jnp.asarray(c_host)))
+        scanned = np.asarray(jax.jit(scan_of(gemm_on, 4))(operands, jnp.asarray(c_host)))
         out[on] = (plain, donated, scanned, kept)
     same = [np.array_equal(x, y) for x, y in zip(out[False][:3], out[True][:3])]
     print(f"check {name}: alias == none (argument, donated, scan) {same}, C kept {out[True][3]}, "
@@ -77,10 +73,10 @@ def step_us(fn, *args, steps=1):
 
 def timing(name, gemm, operands, c):
     for on in (False, True):
-        with_alias(on)
-        scan_us = step_us(scan_of(gemm, 8), operands, c, steps=8)
-        live_us = step_us(lambda ops, c: (gemm(*ops, c), c), operands, c)
-        print(f"alias={int(on)} {name}: scan {scan_us:9.1f} us per step ({copies(gemm, operands, c)} copies), "
+        gemm_on = partial(gemm, overwrite=on)
+        scan_us = step_us(scan_of(gemm_on, 8), operands, c, steps=8)
+        live_us = step_us(lambda ops, c: (gemm_on(*ops, c), c), operands, c)
+        print(f"overwrite_c={int(on)} {name}: scan {scan_us:9.1f} us per step ({copies(gemm_on, operands, c)} copies), "
               f"C live after {live_us:9.1f} us", flush=True)
 
 

@@ -11,7 +11,8 @@ import pytest
 
 import jax_deepgemm as dg
 import oracle
-from conftest import BF16, E4M3, E5M2, F32, UE8M0, assert_matches, e5m2_pair, q_lhs, q_rhs, randn, seed_of, to64
+from conftest import (BF16, E4M3, E5M2, F32, UE8M0, assert_matches, assert_same_either_way, e5m2_pair, q_lhs, q_rhs,
+                      randn, seed_of, to64)
 
 GEMMS = {"nt": dg.fp8_gemm_nt, "nn": dg.fp8_gemm_nn, "tn": dg.fp8_gemm_tn, "tt": dg.fp8_gemm_tt}
 
@@ -270,6 +271,30 @@ def test_grad_wrt_scales_and_c(layout, per_row_b):
     for got, exp in ((g_sa, e_sa), (g_sb, e_sb), (g_c, e_c)):
         assert got.shape == exp.shape and got.dtype == F32
         np.testing.assert_allclose(to64(got), exp, rtol=1e-4, atol=1e-4 * np.abs(exp).max())
+
+
+def test_overwrite_c_changes_no_value_under_transformations():
+    """overwrite_c=True is a buffer choice of the CUDA lowering: under jit, vmap (C folded into M with the
+    activations, or into N with the weights), grad (of the scales and C) and a lax.scan that carries C, the values
+    are those of overwrite_c=False."""
+    m, n, k = 130, 256, 384
+    a, b = operands(m, n, k, seed=21)
+    a2, b2 = operands(2 * m, 2 * n, k, seed=22)
+    a2 = jax.tree.map(lambda x: x.reshape((2, m) + x.shape[1:]), a2)
+    b2 = (b2[0].reshape(2, n, k), b2[1].reshape(2, n // 128, -1))
+    c, c2, w = randn(23, (m, n)), randn(24, (2, m, n)), randn(25, (m, n), spread=False)
+
+    def gemm(a, b, c, over):
+        return dg.fp8_gemm_nt(a, b, c=c, out_dtype=F32, overwrite_c=over)
+
+    assert_same_either_way(lambda over: jax.jit(gemm, static_argnums=3)(a, b, c, over))
+    assert_same_either_way(lambda over: jax.jit(jax.vmap(lambda a, c: gemm(a, b, c, over)))(a2, c2))
+    assert_same_either_way(lambda over: jax.jit(jax.vmap(lambda b, c: gemm(a, b, c, over)))(b2, c2))
+    loss = lambda sa, sb, c, over: jnp.sum(gemm((a[0], sa), (b[0], sb), c, over) * w)  # noqa: E731
+    assert_same_either_way(lambda over: jax.jit(jax.grad(loss, argnums=(0, 1, 2)), static_argnums=3)(a[1], b[1], c,
+                                                                                                     over))
+    step = lambda over: lambda acc, _: (gemm(a, b, acc, over), None)  # noqa: E731
+    assert_same_either_way(lambda over: jax.jit(lambda c: jax.lax.scan(step(over), c, None, length=3)[0])(c))
 
 
 def test_jvp_wrt_c_and_bf16_output():

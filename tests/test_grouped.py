@@ -11,8 +11,8 @@ import pytest
 
 import jax_deepgemm as dg
 import oracle
-from conftest import (BF16, F32, INT32_MAX, INT32_MIN, UE8M0, assert_matches, kernels_active, q_lhs, q_lhs_batched,
-                      q_rhs_batched, randn, seed_of, to64)
+from conftest import (BF16, F32, INT32_MAX, INT32_MIN, UE8M0, assert_matches, assert_same_either_way, kernels_active,
+                      q_lhs, q_lhs_batched, q_rhs_batched, randn, seed_of, to64)
 
 ALIGN = 128
 
@@ -430,3 +430,21 @@ def test_grad_through_k_grouped_wrt_c_and_masked_wrt_scale():
             blk = slice(128 * j, 128 * (j + 1))
             expected[gi, 0, j] = np.sum(a64[gi, :rows, blk] @ b8[gi, :, blk].T)
     np.testing.assert_allclose(grad, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
+
+
+def test_k_grouped_overwrite_c_changes_no_value_under_transformations():
+    """As test_dense.py's for the dense GEMM: D over C's buffer under jit, vmap, grad (of C) and a scan carrying C."""
+    m, n, sizes = 130, 200, jnp.asarray([256, 0, 128], jnp.int32)
+    a, b = q_lhs(randn(26, (m, 384))), q_lhs(randn(27, (n, 384)))
+    a2 = (jnp.stack([a[0], a[0][::-1]]), jnp.stack([a[1], a[1][::-1]]))
+    c, c2, w = randn(28, (3, m, n)), randn(29, (2, 3, m, n)), randn(30, (3, m, n), spread=False)
+
+    def gemm(a, b, c, over):
+        return dg.k_grouped_fp8_gemm_nt_contiguous(a, b, sizes, c=c, overwrite_c=over)
+
+    assert_same_either_way(lambda over: jax.jit(gemm, static_argnums=3)(a, b, c, over))
+    assert_same_either_way(lambda over: jax.jit(jax.vmap(lambda a, c: gemm(a, b, c, over)))(a2, c2))
+    loss = lambda c, over: jnp.sum(gemm(a, b, c, over) * w)  # noqa: E731
+    assert_same_either_way(lambda over: jax.jit(jax.grad(loss), static_argnums=1)(c, over))
+    step = lambda over: lambda acc, _: (gemm(a, b, acc, over), None)  # noqa: E731
+    assert_same_either_way(lambda over: jax.jit(lambda c: jax.lax.scan(step(over), c, None, length=3)[0])(c))

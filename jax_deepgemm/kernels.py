@@ -63,8 +63,9 @@ def _common_attributes(a, b, per_row, out_dtype) -> dict:
 
 def _d_over_c(c_index: int, c, out_dtype, overwrite_c: bool) -> dict:
     """overwrite_c: the FFI call's D aliases its operand C (same shape and dtype), so XLA copies C first only where
-    C is still needed after the call. The kernels read each element of C in the thread that then writes it
-    (fp8_gemm_epilogue.cuh), and the handler leaves D unpoisoned when it is C."""
+    C is still needed after the call. A kernel with C takes the register epilogue (never the TMA store), where each
+    thread reads its elements of C before it writes D there (fp8_gemm.cuh, add_c), and the handler leaves D unpoisoned
+    when it is C."""
     aliased = overwrite_c and c is not None and jnp.dtype(c.dtype) == jnp.dtype(out_dtype)
     return {"input_output_aliases": {c_index: 0}} if aliased else {}
 

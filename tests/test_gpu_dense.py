@@ -123,11 +123,21 @@ def test_dense_options(out_dtype, c_dtype, per_row):
     assert_matches(out, expected, bound, out_dtype)
 
 
-# 300 x 520 x 1000: test_dense_options' problem; 64 x 2112 x 7168 splits K; 2560 x 4096 x 4096 takes the tail split
-# (test_dense_short_last_round_split); 1024 x 768 x 2048 stores bf16 through the TMA
-@pytest.mark.parametrize("m,n,k,c_dtype", [(300, 520, 1000, F32), (300, 520, 1000, BF16), (64, 2112, 7168, F32),
-                                           (2560, 4096, 4096, F32), (1024, 768, 2048, BF16)])
-def test_dense_overwrite_c(m, n, k, c_dtype):
+# 300 x 520 x 1000: test_dense_options' problem (128 x 16 tiles); 64 x 2112 x 7168 splits K; 2560 x 4096 x 4096
+# takes the tail split (test_dense_short_last_round_split); 1024 x 768 x 2048, 128 x 64 tiles of bf16 (with C, no
+# kernel takes the TMA store: each thread adds its C before it stores D there). The picks at 132 SMs are asserted.
+@pytest.mark.parametrize("m,n,k,c_dtype,pick", [(300, 520, 1000, F32, (128, 16, 1, False)),
+                                                (300, 520, 1000, BF16, (128, 16, 1, False)),
+                                                (64, 2112, 7168, F32, (64, 32, 2, False)),
+                                                (2560, 4096, 4096, F32, (256, 128, 1, True)),
+                                                (1024, 768, 2048, BF16, (128, 64, 1, False))])
+def test_dense_overwrite_c(m, n, k, c_dtype, pick):
+    sms = runtime.get_num_sms()
+    cfg = runtime.extension().select_fp8_gemm_config(m, n, k, sms, out_f32=c_dtype == F32, c_kind=2 if c_dtype == F32
+                                                     else 1, hbm_gbs=runtime.get_hbm_gbs())
+    assert not cfg["tma_store"], cfg
+    if sms == 132:  # (block_m, block_n, split_k, tail_split) as the comment above says
+        assert (cfg["block_m"], cfg["block_n"], cfg["split_k"], cfg["tail_split"]) == pick, cfg
     a, b = _operands(m, n, k)
     c = randn(seed_of("c-over", m, n), (m, n), c_dtype)
     expected, bound = _expected(a, b, c)

@@ -139,12 +139,14 @@ std::string fp8_gemm_source(const Fp8GemmProblem& p, const Fp8GemmConfig& c, boo
   return s.str();
 }
 
+int used_sms(const Fp8GemmProblem& p) { return p.sms_cap > 0 ? std::min(p.num_sms, p.sms_cap) : p.num_sms; }
+
 Fp8GemmConfig select_config(const Fp8GemmProblem& p) {
   validate(p);
-  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, p.num_sms, p.b_scale_per_row, p.out_f32, p.c_kind,
-                                                p.hbm_gbs);
-  return select_grouped_fp8_gemm_config(mode(p), p.m, p.n, p.k, p.num_groups, p.expected_m, p.num_sms,
-                                        p.b_scale_per_row, p.out_f32, p.c_kind);
+  const int sms = used_sms(p);
+  if (!grouped(p)) return select_fp8_gemm_config(p.m, p.n, p.k, sms, p.b_scale_per_row, p.out_f32, p.c_kind, p.hbm_gbs);
+  return select_grouped_fp8_gemm_config(mode(p), p.m, p.n, p.k, p.num_groups, p.expected_m, sms, p.b_scale_per_row,
+                                        p.out_f32, p.c_kind);
 }
 
 Fp8GemmBuild build_fp8_gemm(const Fp8GemmProblem& p) {
@@ -301,8 +303,7 @@ ffi::ErrorOr<std::unique_ptr<Fp8GemmState>> Instantiate(ffi::Dictionary attrs) {
   static std::atomic<unsigned int> call_sites{0};  // (call sites past kFp8GemmTileQueues share pairs, modulo)
   state->tile_queue = static_cast<int>(call_sites.fetch_add(1, std::memory_order_relaxed) % kFp8GemmTileQueues);
   try {
-    const int sms = cu::min_multiprocessor_count();
-    state->problem.num_sms = problem->sms_cap > 0 ? std::min(sms, problem->sms_cap) : sms;
+    state->problem.num_sms = cu::min_multiprocessor_count();  // (under sms_cap: select_config applies it)
     state->problem.hbm_gbs = cu::min_peak_memory_gbs();
   } catch (const std::runtime_error&) {
     // No driver or no device here (instantiated without a GPU, as the CPU tests do): the lowering's values stand,

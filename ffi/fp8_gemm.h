@@ -25,7 +25,7 @@ struct Fp8GemmProblem {
   Grouping grouping = Grouping::kDense;
   std::int64_t num_groups = 1;       // G (grouped); 1 for dense
   std::int64_t expected_m = 0;       // masked: expected rows per group (heuristic hint; <= 0: m)
-  int num_sms = 0;               // SMs the persistent kernels use (the handler: this process's GPUs', see sms_cap)
+  int num_sms = 0;               // SMs of the GPU planned for (the handler: this process's GPUs'; see used_sms)
   int sms_cap = 0;               // set_num_sms's cap, 0: none
   int hbm_gbs = 0;               // the GPU's peak HBM bandwidth, GB/s (dense split-K model); 0: unknown
   bool a_e5m2 = false;           // A is float8_e5m2 (else float8_e4m3fn)
@@ -38,6 +38,10 @@ struct Fp8GemmProblem {
 
 // Throws std::invalid_argument naming the offending value.
 void validate(const Fp8GemmProblem& p);
+
+// The SMs the persistent kernels use: num_sms under sms_cap. The one place the cap applies, for the handler and for
+// ahead-of-time compilation alike.
+int used_sms(const Fp8GemmProblem& p);
 
 // "jdg_fp8_gemm_n7168_k2048_bm128_bn112_s5_e4m3_e4m3_sb_bf16_c0" (M is a runtime argument of the kernel); grouped
 // kernels insert the layout after "jdg_fp8_gemm_" ("jdg_fp8_gemm_masked_n7168_..."; G is a runtime argument too).

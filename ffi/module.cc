@@ -120,7 +120,7 @@ NB_MODULE(_C, m) {
       "compile_fp8_gemm",
       [](const std::string& arch, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t num_sms, bool a_e5m2,
          bool b_e5m2, bool b_scale_per_row, bool out_f32, std::int64_t c_kind, const std::string& grouping,
-         std::int64_t num_groups, std::int64_t expected_m, std::int64_t hbm_gbs) {
+         std::int64_t num_groups, std::int64_t expected_m, std::int64_t hbm_gbs, std::int64_t sms_cap) {
         jdg::Fp8GemmProblem p;
         p.grouping = jdg::parse_grouping(grouping);
         p.num_groups = num_groups;
@@ -131,6 +131,7 @@ NB_MODULE(_C, m) {
         p.k = k;
         p.num_sms = to_int(num_sms, "num_sms");
         p.hbm_gbs = to_int(hbm_gbs, "hbm_gbs");
+        p.sms_cap = to_int(sms_cap, "sms_cap");
         p.a_e5m2 = a_e5m2;
         p.b_e5m2 = b_e5m2;
         p.b_scale_per_row = b_scale_per_row;
@@ -144,6 +145,7 @@ NB_MODULE(_C, m) {
         const jdg::jit::CompiledKernel& kernel = *built.result.kernel;
         nb::dict d;
         d["kernel"] = kernel.name;
+        d["num_sms"] = jdg::used_sms(p);
         d["config"] = config_dict(built.config);
         d["source"] = kernel.source;
         d["cache"] = built.result.cache;
@@ -156,9 +158,10 @@ NB_MODULE(_C, m) {
       },
       "arch"_a, "m"_a, "n"_a, "k"_a, "num_sms"_a, "a_e5m2"_a = false, "b_e5m2"_a = false,
       "b_scale_per_row"_a = false, "out_f32"_a = false, "c_kind"_a = 0, "grouping"_a = "dense", "num_groups"_a = 1,
-      "expected_m"_a = 0, "hbm_gbs"_a = 0,
-      "Select the config and JIT-compile the FP8 GEMM kernel (no GPU needed). Returns kernel, config, source, "
-      "cache ('memory' | 'disk' | 'compiled'), seconds, compiler. grouping: 'dense', 'contiguous', 'ragged' or "
+      "expected_m"_a = 0, "hbm_gbs"_a = 0, "sms_cap"_a = 0,
+      "Select the config and JIT-compile the FP8 GEMM kernel (no GPU needed). Returns kernel, num_sms (those used: "
+      "num_sms under sms_cap, set_num_sms's cap, 0: none), config, source, cache ('memory' | 'disk' | 'compiled'), "
+      "seconds, compiler. grouping: 'dense', 'contiguous', 'ragged' or "
       "'masked' (then m is the rows per group), with num_groups and (masked) the expected_m hint; hbm_gbs: the "
       "GPU's peak HBM bandwidth in GB/s (0: unknown), which the dense split-K choice weighs.");
 

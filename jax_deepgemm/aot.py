@@ -97,19 +97,18 @@ def warmup(program, *args, num_sms: int | None = None, hbm_gbs: int | None = Non
 
 
 def _compile_gemm(ext, attrs: dict, num_sms, hbm_gbs, present) -> dict:
-    """The handler's instantiate (ffi/fp8_gemm.cc): this machine's GPUs' SMs under the lowering's cap, and their
-    bandwidth, else the lowering's own values; `num_sms` / `hbm_gbs` plan for another GPU instead."""
+    """The handler's instantiate (ffi/fp8_gemm.cc): this machine's GPUs' SMs and bandwidth, else the lowering's own
+    values; `num_sms` / `hbm_gbs` plan for another GPU instead. The extension applies the program's SM cap."""
     if num_sms is None:
         num_sms = runtime.device_num_sms() if present else attrs["num_sms"]
-    if attrs.get("sms_cap", 0) > 0:
-        num_sms = min(num_sms, attrs["sms_cap"])
     if hbm_gbs is None:
         hbm_gbs = runtime.get_hbm_gbs() if present else attrs.get("hbm_gbs", 0)
     grouping = attrs.get("grouping", "dense")
     info = ext.compile_fp8_gemm(attrs["arch"], attrs["m"], attrs["n"], attrs["k"], num_sms, attrs["a_e5m2"],
                                 attrs["b_e5m2"], attrs["b_scale_per_row"], attrs["out_f32"], attrs["c_kind"],
-                                grouping, attrs.get("num_groups", 1), attrs.get("expected_m", 0), hbm_gbs)
+                                grouping, attrs.get("num_groups", 1), attrs.get("expected_m", 0), hbm_gbs,
+                                attrs.get("sms_cap", 0))
     return {"target": FP8_GEMM_TARGET, "kernel": info["kernel"], "cache": info["cache"], "seconds": info["seconds"],
             "problem": {"m": attrs["m"], "n": attrs["n"], "k": attrs["k"], "grouping": grouping,
-                        "num_groups": attrs.get("num_groups", 1), "num_sms": num_sms, "hbm_gbs": hbm_gbs},
+                        "num_groups": attrs.get("num_groups", 1), "num_sms": info["num_sms"], "hbm_gbs": hbm_gbs},
             "config": info["config"]}

@@ -586,7 +586,7 @@ def test_print_configs_once_per_shape(tmp_path):
 
 
 @pytest.mark.parametrize("bad", [dict(k=100), dict(k=0), dict(n=0), dict(m=-1), dict(num_sms=0), dict(c_kind=3),
-                                 dict(arch="sm90"), dict(arch="sm_90a; rm -rf /")])
+                                 dict(sms_cap=-1), dict(arch="sm90"), dict(arch="sm_90a; rm -rf /")])
 def test_invalid_problem_raises_value_error(stub_dir, bad):
     _C.configure(str(stub_dir), nvrtc_candidates())
     with pytest.raises(ValueError):
@@ -625,6 +625,20 @@ def test_nvrtc_compile_then_memory_hit(stub_dir, tmp_path, monkeypatch):
     flipped = _C.compile_fp8_gemm(**{**PROBLEM, "a_e5m2": True, "out_f32": True, "c_kind": 2})
     assert flipped["cache"] == "compiled" and flipped["kernel"] != r["kernel"]
     assert "#define JDG_A_E5M2 1" in flipped["source"] and "#define JDG_C_KIND 2" in flipped["source"]
+
+
+@needs_nvrtc
+def test_sms_cap_applies_in_the_extension(stub_dir, monkeypatch):
+    """The cap (set_num_sms's, the custom call's sms_cap) is applied where the configuration is chosen, once for the
+    handler and ahead-of-time compilation: a cap under the SM count plans for the cap, one over it changes nothing."""
+    _C.configure(str(stub_dir), nvrtc_candidates())
+    monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
+    capped = _C.compile_fp8_gemm(**{**PROBLEM, "sms_cap": 66})
+    assert capped["num_sms"] == 66
+    assert capped["config"] == _C.select_fp8_gemm_config(256, 7168, 2048, 66)
+    assert capped["config"]["grid"] <= 66
+    over = _C.compile_fp8_gemm(**{**PROBLEM, "sms_cap": 200})
+    assert over["num_sms"] == 132 and over["kernel"] == _C.compile_fp8_gemm(**PROBLEM)["kernel"]
 
 
 @needs_nvcc

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import jax
 
@@ -51,7 +53,8 @@ def _module_text(program, args, kwargs) -> str:
     return traced.lower(lowering_platforms=("cuda",)).as_text()
 
 
-def warmup(program, *args, num_sms: int | None = None, hbm_gbs: int | None = None, **kwargs) -> list[dict]:
+def warmup(program: Callable[..., Any] | jax.export.Exported, *args: Any, num_sms: int | None = None,
+           hbm_gbs: int | None = None, **kwargs: Any) -> list[dict[str, Any]]:
     """Compiles into the JIT cache every kernel that `program` called with `args` (arrays or
     jax.ShapeDtypeStructs; keyword arguments likewise) will take on an sm_90 GPU, or that a `jax.export.Exported`
     artifact's calls will take. Needs the extension and NVRTC or NVCC, not a GPU.

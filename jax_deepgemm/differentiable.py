@@ -22,7 +22,7 @@ and the second GEMM's FP8 operand in one kernel: -20 us on an H200 (2026-12-01, 
 from __future__ import annotations
 
 from functools import lru_cache, partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +32,7 @@ from jax.custom_derivatives import SymbolicZero
 
 from . import _checks as check
 from ._permutation import sum_token_slots
+from ._types import ArrayLike, DTypeLike, QuantizedPair
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
 from .primitives import match_vma
@@ -71,7 +72,7 @@ def _transposed(pair):
 
 # ---------------------------------------------------------------- fp8_dot
 
-def fp8_dot(x, w) -> jax.Array:
+def fp8_dot(x: ArrayLike, w: ArrayLike | QuantizedPair) -> jax.Array:
     """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
     pre-quantized pair (w_fp8 [N, K], scale [nb, kb]), which is frozen (zero gradients for its data and scales).
     Differentiable, with FP8 dgrad and wgrad. Empty dimensions give what x @ w gives (an empty result, or zeros for
@@ -202,7 +203,8 @@ def _lax_ragged_dot_rule(lhs_dtype, rhs_dtype, *modes):
                           shape((1,), jnp.int32)).dtype
 
 
-def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None, group_offset=None) -> jax.Array:
+def ragged_dot(lhs: ArrayLike, rhs: ArrayLike, group_sizes: ArrayLike, precision: Any = None,
+               preferred_element_type: DTypeLike | None = None, group_offset: ArrayLike | None = None) -> jax.Array:
     """jax.lax.ragged_dot computed in FP8: lhs [M, K], rhs [G, K, N], group_sizes [G] -> [M, N].
 
     Rows past sum(group_sizes) are zeros; with group_offset ([1] int), rows of groups before it are zeros too.

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from . import _checks as check
 from . import primitives
+from ._types import ArrayLike, DTypeLike, QuantizedPair
 
 
 def _gemm(fn: str, a, b, c, out_dtype, overwrite_c, a_transposed: bool, b_transposed: bool) -> jax.Array:
@@ -34,7 +35,8 @@ def _gemm(fn: str, a, b, c, out_dtype, overwrite_c, a_transposed: bool, b_transp
     return primitives.fp8_gemm.bind(*operands, out_dtype=out_dtype, overwrite_c=overwrite_c)
 
 
-def fp8_gemm_nt(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
+def fp8_gemm_nt(a: QuantizedPair, b: QuantizedPair, *, c: ArrayLike | None = None, out_dtype: DTypeLike = jnp.bfloat16,
+                overwrite_c: bool = False) -> jax.Array:
     """D [M, N] = C + A @ B^T. a = (a_fp8 [M, K], a_scale [M, kb]); b = (b_fp8 [N, K], b_scale [nb, kb] for
     128x128 blocks or [N, kb] for per-row 1x128 scaling); scales float32 or float8_e8m0fnu.
 
@@ -45,16 +47,19 @@ def fp8_gemm_nt(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> j
     return _gemm("fp8_gemm_nt", a, b, c, out_dtype, overwrite_c, a_transposed=False, b_transposed=True)
 
 
-def fp8_gemm_nn(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
+def fp8_gemm_nn(a: QuantizedPair, b: QuantizedPair, *, c: ArrayLike | None = None, out_dtype: DTypeLike = jnp.bfloat16,
+                overwrite_c: bool = False) -> jax.Array:
     """As fp8_gemm_nt with B stored [K, N]."""
     return _gemm("fp8_gemm_nn", a, b, c, out_dtype, overwrite_c, a_transposed=False, b_transposed=False)
 
 
-def fp8_gemm_tn(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
+def fp8_gemm_tn(a: QuantizedPair, b: QuantizedPair, *, c: ArrayLike | None = None, out_dtype: DTypeLike = jnp.bfloat16,
+                overwrite_c: bool = False) -> jax.Array:
     """As fp8_gemm_nt with A stored [K, M] and B stored [K, N]."""
     return _gemm("fp8_gemm_tn", a, b, c, out_dtype, overwrite_c, a_transposed=True, b_transposed=False)
 
 
-def fp8_gemm_tt(a, b, *, c=None, out_dtype=jnp.bfloat16, overwrite_c=False) -> jax.Array:
+def fp8_gemm_tt(a: QuantizedPair, b: QuantizedPair, *, c: ArrayLike | None = None, out_dtype: DTypeLike = jnp.bfloat16,
+                overwrite_c: bool = False) -> jax.Array:
     """As fp8_gemm_nt with A stored [K, M]."""
     return _gemm("fp8_gemm_tt", a, b, c, out_dtype, overwrite_c, a_transposed=True, b_transposed=True)

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from . import _checks as check
 from . import primitives
+from ._types import ArrayLike, DTypeLike, QuantizedPair
 from .quantization import BLOCK
 
 
@@ -35,21 +36,24 @@ def _m_grouped(fn: str, family, a, b, groups, groups_name: str, groups_per_row: 
     return family.bind(a_data, a_scale, b_data, b_scale, groups, out_dtype=out_dtype)
 
 
-def m_grouped_fp8_gemm_nt_contiguous(a, b, m_indices, *, out_dtype=jnp.bfloat16) -> jax.Array:
+def m_grouped_fp8_gemm_nt_contiguous(a: QuantizedPair, b: QuantizedPair, m_indices: ArrayLike, *,
+                                     out_dtype: DTypeLike = jnp.bfloat16) -> jax.Array:
     """d [M, N]: row m uses expert m_indices[m] (rows of one expert contiguous, runs aligned to
     get_m_alignment_for_contiguous_layout()); a row whose id is -1 or outside [0, G) gets zeros."""
     return _m_grouped("m_grouped_fp8_gemm_nt_contiguous", primitives.m_grouped_contiguous, a, b, m_indices,
                       "m_indices", True, out_dtype)
 
 
-def fp8_grouped_gemm_nt(a, b, group_sizes, *, out_dtype=jnp.bfloat16) -> jax.Array:
+def fp8_grouped_gemm_nt(a: QuantizedPair, b: QuantizedPair, group_sizes: ArrayLike, *,
+                        out_dtype: DTypeLike = jnp.bfloat16) -> jax.Array:
     """Ragged grouped GEMM, no alignment rules: group g owns the next group_sizes[g] rows, in order; rows past the
     last group get zeros; a negative size counts as 0 and a group reaching past row M is cut at M."""
     return _m_grouped("fp8_grouped_gemm_nt", primitives.grouped_ragged, a, b, group_sizes, "group_sizes", False,
                       out_dtype)
 
 
-def m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m, *, out_dtype=jnp.bfloat16) -> jax.Array:
+def m_grouped_fp8_gemm_nt_masked(a: QuantizedPair, b: QuantizedPair, masked_m: ArrayLike, expected_m: int, *,
+                                 out_dtype: DTypeLike = jnp.bfloat16) -> jax.Array:
     """d [G, M, N]: rows m < masked_m[g] (clamped to [0, M]) are computed; rows at or past it are unspecified.
     expected_m is a static int hint that only picks the kernel configuration."""
     fn = "m_grouped_fp8_gemm_nt_masked"
@@ -67,8 +71,9 @@ def m_grouped_fp8_gemm_nt_masked(a, b, masked_m, expected_m, *, out_dtype=jnp.bf
                                             out_dtype=out_dtype)
 
 
-def k_grouped_fp8_gemm_nt_contiguous(a, b, group_sizes, *, c=None, out_dtype=jnp.float32,
-                                     overwrite_c=False) -> jax.Array:
+def k_grouped_fp8_gemm_nt_contiguous(a: QuantizedPair, b: QuantizedPair, group_sizes: ArrayLike, *,
+                                     c: ArrayLike | None = None, out_dtype: DTypeLike = jnp.float32,
+                                     overwrite_c: bool = False) -> jax.Array:
     """Weight-gradient GEMM: K is split into G consecutive segments; d[g] = c[g] + a_g @ b_g^T over segment g, as
     float32 [G, M, N]. Both operands use 1x128 scaling ([M, K/128], [N, K/128]); K and every segment are multiples
     of 128 (segments that are not give unspecified values in their groups, never an out-of-bounds access).

@@ -17,7 +17,7 @@ QUANTIZE_T_TARGET = "jdg_fp8_quantize_t"  # transposed_cast.py
 _C_KIND = {None: 0, jnp.dtype(jnp.bfloat16): 1, jnp.dtype(jnp.float32): 2}
 
 
-def export_disabled_checks() -> list:
+def export_disabled_checks() -> list[jax.export.DisabledSafetyCheck]:
     """What `jax.export.export(..., disabled_checks=...)` needs to serialize a program holding our kernels' calls:
     JAX refuses custom calls that it does not know to be stable unless told. The call's attributes describe the
     problem (shapes, dtypes, set_num_sms's cap); the process that runs an artifact must import a jax_deepgemm whose

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import _checks as check
+from ._types import ArrayLike
 from .quantization import BLOCK, ceil_div
 
 _TMA_ALIGNMENT_BYTES = 16
@@ -33,7 +34,7 @@ def get_tma_aligned_size(x: int, element_size: int) -> int:
     return ceil_div(x, multiple) * multiple
 
 
-def get_mn_major_tma_aligned_tensor(scale) -> jax.Array:
+def get_mn_major_tma_aligned_tensor(scale: ArrayLike) -> jax.Array:
     """A scale [..., MN, kb] ready for the kernels: float32, logical shape kept (see the module docstring)."""
     fn = "get_mn_major_tma_aligned_tensor"
     shape = check._array(fn, "scale", scale).shape
@@ -42,8 +43,8 @@ def get_mn_major_tma_aligned_tensor(scale) -> jax.Array:
     return check.scale(fn, "scale", scale, {"[..., MN, kb]": shape})
 
 
-def transform_sf_into_required_layout(sf, mn: int, k: int, recipe=(1, 128, 128), num_groups: int | None = None,
-                                      is_sfa: bool = False) -> jax.Array:
+def transform_sf_into_required_layout(sf: ArrayLike, mn: int, k: int, recipe: tuple[int, ...] = (1, 128, 128),
+                                      num_groups: int | None = None, is_sfa: bool = False) -> jax.Array:
     """Checks a scale-factor tensor against its recipe and returns it as the GEMMs take it (float32).
 
     recipe is (gran_m, gran_n, gran_k) for the pair (A uses gran_m, B gran_n) or a per-operand (gran_mn, gran_k);

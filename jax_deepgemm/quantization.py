@@ -9,6 +9,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from ._types import ArrayLike, QuantizedPair
+
 BLOCK = 128
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 _AMAX_FLOOR = 1e-4  # an all-zero block still gets a finite, non-zero scale
@@ -18,7 +20,7 @@ def ceil_div(x: int, y: int) -> int:
     return -(-x // y)
 
 
-def ceil_to_ue8m0(scale: jax.Array) -> jax.Array:
+def ceil_to_ue8m0(scale: ArrayLike) -> jax.Array:
     """Rounds positive float32 scales up to the next power of two (exactly representable in float8_e8m0fnu)."""
     mantissa, exponent = jnp.frexp(scale)  # scale = mantissa * 2**exponent, mantissa in [0.5, 1)
     exponent = jnp.where(mantissa == 0.5, exponent - 1, exponent)  # already a power of two: keep it
@@ -43,7 +45,7 @@ def _check_2d(fn: str, x, use_ue8m0) -> tuple[jax.Array, bool]:
     return check.floating(fn, "x", x, ndim=2, allow_empty=True, allow_fp8=True), use_ue8m0
 
 
-def per_token_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
+def per_token_cast_to_fp8(x: ArrayLike, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
     """Quantizes x [M, K] with one scale per row and 128-wide K block: returns (x_fp8 [M, K], scale f32 [M, kb])."""
     x, use_ue8m0 = _check_2d("per_token_cast_to_fp8", x, use_ue8m0)
     m, k = x.shape
@@ -54,7 +56,7 @@ def per_token_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax
     return x_fp8, scale
 
 
-def per_block_cast_to_fp8(x, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
+def per_block_cast_to_fp8(x: ArrayLike, *, use_ue8m0: bool = False) -> tuple[jax.Array, jax.Array]:
     """Quantizes x [N, K] with one scale per 128x128 block: returns (x_fp8 [N, K], scale f32 [nb, kb])."""
     x, use_ue8m0 = _check_2d("per_block_cast_to_fp8", x, use_ue8m0)
     n, k = x.shape
@@ -74,7 +76,7 @@ def expand_scale(scale: jax.Array, block: tuple[int, int], shape: tuple[int, ...
     return s
 
 
-def dequantize(pair, *, block: tuple[int, int] | None = None) -> jax.Array:
+def dequantize(pair: QuantizedPair, *, block: tuple[int, int] | None = None) -> jax.Array:
     """Returns the float32 values of a quantized pair (data [..., R, K], scale).
 
     `block` is (1, 128) for per-token scales [..., R, kb] or (128, 128) for block scales [..., ceil(R/128), kb];

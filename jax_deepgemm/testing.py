@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._types import ArrayLike
 
-def calc_diff(x, y) -> float:
+
+def calc_diff(x: ArrayLike, y: ArrayLike) -> float:
     """1 - 2*sum(x*y) / sum(x*x + y*y) in float64: 0 for identical tensors, about the relative squared error
     otherwise (API.md's accuracy metric; below 1e-3 for bf16 FP8 GEMM output on random normal data)."""
     x = np.asarray(x, dtype=np.float64)

@@ -292,3 +292,24 @@ def test_expert_ffn_rejects_bad_operands(name, value, kwargs, error, match, fp8)
         operands[name] = value
     with pytest.raises(error, match=match):
         jax.jit(lambda *a: nn.expert_ffn(*a, fp8=fp8, **kwargs)).trace(*operands.values())
+
+
+def test_layers_take_lists_and_refuse_scalars_as_every_public_function_does():
+    """NumPy arrays and (nested) lists are arrays, as the GEMMs take them; Python scalars, None and strings are not."""
+    x, router_w, w_gate_up, w_down = (np.asarray(v) for v in random_moe(11, tokens=16))
+    w = np.asarray(jax.random.normal(jax.random.key(3), (D, 64)))
+    sizes = [2] * E
+    cases = [
+        (nn.fp8_linear, (x, w)),
+        (nn.route, (x, router_w, 2)),
+        (lambda *a: nn.moe(*a, top_k=2), (x, router_w, w_gate_up, w_down)),
+        (nn.expert_ffn, (x, w_gate_up, w_down, np.asarray(sizes, np.int32))),
+    ]
+    for fn, args in cases:
+        as_lists = [a.tolist() if isinstance(a, np.ndarray) else a for a in args]
+        np.testing.assert_array_equal(jax.tree.leaves(fn(*as_lists)), jax.tree.leaves(fn(*args)))
+    for bad, kind in ((1.5, "float"), (None, "NoneType"), ("x", "str")):
+        with pytest.raises(TypeError, match=rf"fp8_linear: x must be an array, got {kind}"):
+            nn.fp8_linear(bad, w)
+        with pytest.raises(TypeError, match=rf"expert_ffn: group_sizes must be an array, got {kind}"):
+            nn.expert_ffn(x, w_gate_up, w_down, bad)

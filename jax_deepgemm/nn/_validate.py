@@ -6,17 +6,14 @@ from __future__ import annotations
 import operator
 
 import jax
-import jax.numpy as jnp
 
-from .._checks import WIDE_FLOAT_DTYPES
+from .._checks import WIDE_FLOAT_DTYPES, _array
 
 
 def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, *, described: str = "",
              allow_empty: bool = False) -> jax.Array:
     """A float array (not FP8). `shape` entries are ints (must match) or names (any size, used in the message)."""
-    if not isinstance(x, (jax.Array, jax.core.Tracer)) and not hasattr(x, "__array__"):
-        raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__}")
-    x = jnp.asarray(x)
+    x = _array(fn, name, x)  # (NumPy arrays and lists too, as every public function takes them; no scalars)
     if x.dtype not in WIDE_FLOAT_DTYPES:
         raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {x.dtype}")
     if shape is not None:

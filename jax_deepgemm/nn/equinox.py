@@ -17,6 +17,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from .._types import ArrayLike, DTypeLike
 from .expert_parallel import shard_experts
 from .experts import init_moe_weights
 from .linear import fp8_linear
@@ -34,7 +35,8 @@ class FP8Linear(eqx.Module):
     in_features: int = eqx.field(static=True)
     out_features: int = eqx.field(static=True)
 
-    def __init__(self, in_features: int, out_features: int, use_bias: bool = True, *, dtype=jnp.float32, key):
+    def __init__(self, in_features: int, out_features: int, use_bias: bool = True, *, dtype: DTypeLike = jnp.float32,
+                 key: ArrayLike):
         w_key, b_key = jax.random.split(key)
         bound = 1 / math.sqrt(in_features)
         self.weight = jax.random.uniform(w_key, (out_features, in_features), dtype, -bound, bound)
@@ -42,7 +44,7 @@ class FP8Linear(eqx.Module):
         self.in_features = in_features
         self.out_features = out_features
 
-    def __call__(self, x: jax.Array, *, key=None) -> jax.Array:
+    def __call__(self, x: ArrayLike, *, key: ArrayLike | None = None) -> jax.Array:
         del key  # deterministic; accepted like every Equinox layer's
         return fp8_linear(x, self.weight.T, self.bias)
 
@@ -64,8 +66,9 @@ class FP8MoE(eqx.Module):
     axis_name: str | None = eqx.field(static=True)
     capacity_factor: float | None = eqx.field(static=True)
 
-    def __init__(self, features: int, intermediate: int, num_experts: int, top_k: int, *, dtype=jnp.float32,
-                 mesh=None, axis_name=None, capacity_factor=None, key):
+    def __init__(self, features: int, intermediate: int, num_experts: int, top_k: int, *,
+                 dtype: DTypeLike = jnp.float32, mesh: jax.sharding.Mesh | None = None, axis_name: str | None = None,
+                 capacity_factor: float | None = None, key: ArrayLike):
         router, gate_up, down = init_moe_weights(key, features, intermediate, num_experts, dtype)
         if mesh is not None and axis_name is not None:
             gate_up, down = shard_experts(gate_up, mesh, axis_name), shard_experts(down, mesh, axis_name)
@@ -75,7 +78,7 @@ class FP8MoE(eqx.Module):
         self.axis_name = axis_name
         self.capacity_factor = capacity_factor
 
-    def __call__(self, x: jax.Array, *, key=None) -> jax.Array:
+    def __call__(self, x: ArrayLike, *, key: ArrayLike | None = None) -> jax.Array:
         del key  # deterministic routing; accepted like every Equinox layer's
         return moe(x, self.router, self.gate_up, self.down, top_k=self.top_k, mesh=self.mesh,
                    axis_name=self.axis_name, capacity_factor=self.capacity_factor)

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
+from .._types import ArrayLike
 from .experts import (check_moe_args, dispatch, expert_ffn, permute_rows, pick_rows, place_rows, route,
                       sort_by_expert, sum_slots)
 
@@ -49,8 +50,8 @@ def _check_capacity_factor(fn: str, capacity_factor) -> float | None:
     return float(capacity_factor)
 
 
-def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name, capacity_factor=None,
-                        fp8: bool = True) -> jax.Array:
+def moe_expert_parallel(x: ArrayLike, router_w: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, *, top_k: int,
+                        axis_name: str, capacity_factor: float | None = None, fp8: bool = True) -> jax.Array:
     """The expert-parallel MoE layer's per-device body: call it inside `jax.shard_map` over `axis_name`.
 
     x [..., D]: this device's tokens; router_w [D, E]: the whole router, replicated; w_gate_up [E / n, D, 2F] and
@@ -59,8 +60,8 @@ def moe_expert_parallel(x, router_w, w_gate_up, w_down, *, top_k: int, axis_name
     device's tokens. See `moe` for the math; `capacity_factor` as in this module's docstring."""
     fn = "moe_expert_parallel"
     devices = jax.lax.axis_size(axis_name)
-    x2, router_w, w_gate_up, w_down, top_k = check_moe_args(fn, x, router_w, w_gate_up, w_down, top_k,
-                                                            devices=devices, axis_name=axis_name)
+    x, x2, router_w, w_gate_up, w_down, top_k = check_moe_args(fn, x, router_w, w_gate_up, w_down, top_k,
+                                                               devices=devices, axis_name=axis_name)
     experts = router_w.shape[1]
     held = experts // devices
     capacity_factor = _check_capacity_factor(fn, capacity_factor)
@@ -101,7 +102,8 @@ def _placed(x, mesh, axis_name, spec):
     return x
 
 
-def expert_parallel_moe(x, router_w, w_gate_up, w_down, *, top_k: int, mesh, axis_name, capacity_factor=None,
+def expert_parallel_moe(x: ArrayLike, router_w: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, *, top_k: int,
+                        mesh: jax.sharding.Mesh, axis_name: str, capacity_factor: float | None = None,
                         fp8: bool = True) -> jax.Array:
     """`moe` over a device mesh: tokens (x's leading dimensions, flattened) and experts are split over the
     devices of `mesh` axis `axis_name`; the router is replicated. Takes and returns global arrays; any other mesh
@@ -110,7 +112,7 @@ def expert_parallel_moe(x, router_w, w_gate_up, w_down, *, top_k: int, mesh, axi
     if axis_name not in mesh.axis_names:
         raise ValueError(f"{fn}: axis_name {axis_name!r} is not an axis of the mesh (axes {mesh.axis_names})")
     devices = mesh.shape[axis_name]
-    x2, router_w, w_gate_up, w_down, top_k = check_moe_args(fn, x, router_w, w_gate_up, w_down, top_k)
+    x, x2, router_w, w_gate_up, w_down, top_k = check_moe_args(fn, x, router_w, w_gate_up, w_down, top_k)
     experts, tokens = router_w.shape[1], x2.shape[0]
     if experts % devices:
         raise ValueError(f"{fn}: router_w [D, E] has E = {experts} experts, not a multiple of the {devices} devices "
@@ -128,7 +130,7 @@ def expert_parallel_moe(x, router_w, w_gate_up, w_down, *, top_k: int, mesh, axi
     return y.reshape(x.shape)
 
 
-def shard_experts(w, mesh, axis_name) -> jax.Array:
+def shard_experts(w: ArrayLike, mesh: jax.sharding.Mesh, axis_name: str) -> jax.Array:
     """Places expert weights [E, ...] as the expert-parallel layer holds them: E / n experts on each device of mesh
     axis `axis_name` (then the layer moves no weights)."""
     return jax.device_put(w, NamedSharding(mesh, P(axis_name)))

@@ -10,14 +10,17 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from .._checks import _array
 from .._permutation import inverse_permutation, sum_token_slots
+from .._types import ArrayLike, DTypeLike
 from ..differentiable import dispatched_ragged_dot, moe_ffn, ragged_dot
 from ..swiglu import swiglu
 from ._validate import floating, static_int
 
 
 def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: int = 1, axis_name=None):
-    """Validates the MoE operands; returns them as arrays with x flattened to [T, D], and top_k as an int.
+    """Validates the MoE operands; returns them as arrays, x both as given ([..., D]) and flattened to [T, D] (so
+    x, x2, ...), and top_k as an int.
 
     Inside the expert-parallel body (`devices` > 1 along `axis_name`) the expert weights passed are this device's
     E / devices experts; the router always scores all E experts."""
@@ -36,7 +39,7 @@ def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: i
     held = experts // devices
     w_gate_up, w_down = _check_expert_weights(fn, d, w_gate_up, w_down, held, "E" if devices == 1 else "E / devices")
     top_k = static_int(fn, "top_k", top_k, 1, experts)
-    return x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
+    return x, x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
 
 
 def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str, held_text: str = "E"):
@@ -54,7 +57,7 @@ def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str, h
 
 
 def _integer_vector(fn: str, name: str, v, length: int, described: str) -> jax.Array:
-    v = jnp.asarray(v)
+    v = _array(fn, name, v)
     if not jnp.issubdtype(v.dtype, jnp.integer):
         raise TypeError(f"{fn}: {name} must be an integer array, got {v.dtype}")
     if v.shape != (length,):
@@ -62,7 +65,7 @@ def _integer_vector(fn: str, name: str, v, length: int, described: str) -> jax.A
     return v
 
 
-def route(x, router_w, top_k: int):
+def route(x: ArrayLike, router_w: ArrayLike, top_k: int) -> tuple[jax.Array, jax.Array]:
     """Top-k routing: x [T, D], router_w [D, E] -> (weights [T, top_k] float32, expert_ids [T, top_k] int32).
 
     Softmax over the router logits in float32, the top_k experts of each token, their probabilities renormalised
@@ -82,7 +85,8 @@ def route(x, router_w, top_k: int):
     return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)
 
 
-def expert_ffn(rows, w_gate_up, w_down, group_sizes, *, fp8: bool = True, gather=None, combine=None):
+def expert_ffn(rows: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, group_sizes: ArrayLike, *, fp8: bool = True,
+               gather: tuple[ArrayLike, int] | None = None, combine: ArrayLike | None = None) -> jax.Array:
     """SwiGLU FFN of each expert over rows sorted by expert: rows [M, D], group_sizes [E] -> [M, D] in rows.dtype.
 
     Expert g owns the next group_sizes[g] rows; rows past sum(group_sizes) come out as zeros. fp8=True uses the
@@ -284,7 +288,8 @@ def _pick_rows_bwd(num_slots, slot, g):
 pick_rows.defvjp(_pick_rows_fwd, _pick_rows_bwd)
 
 
-def init_moe_weights(key, features: int, intermediate: int, num_experts: int, dtype=jnp.float32):
+def init_moe_weights(key: ArrayLike, features: int, intermediate: int, num_experts: int,
+                     dtype: DTypeLike = jnp.float32) -> tuple[jax.Array, jax.Array, jax.Array]:
     """(router_w [D, E], w_gate_up [E, D, 2F], w_down [E, F, D]) drawn from N(0, 1 / fan_in): unit-variance inputs
     give unit-variance router logits and expert activations."""
     k_router, k_up, k_down = jax.random.split(key, 3)

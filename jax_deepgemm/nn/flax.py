@@ -14,6 +14,7 @@ except ImportError as e:  # the framework is an optional extra
 import jax
 import jax.numpy as jnp
 
+from .._types import ArrayLike, DTypeLike
 from .expert_parallel import shard_experts
 from .experts import init_moe_weights
 from .linear import fp8_linear
@@ -26,16 +27,17 @@ class FP8Linear(nnx.Module):
     """y = x @ kernel + bias with the product in FP8 (forward and backward). kernel is [in_features, out_features]
     as in `nnx.Linear`, with the same default initializers; the output has x's dtype."""
 
-    def __init__(self, in_features: int, out_features: int, *, use_bias: bool = True, param_dtype=jnp.float32,
-                 kernel_init=jax.nn.initializers.lecun_normal(), bias_init=jax.nn.initializers.zeros,
-                 rngs: nnx.Rngs):
+    def __init__(self, in_features: int, out_features: int, *, use_bias: bool = True,
+                 param_dtype: DTypeLike = jnp.float32,
+                 kernel_init: jax.nn.initializers.Initializer = jax.nn.initializers.lecun_normal(),
+                 bias_init: jax.nn.initializers.Initializer = jax.nn.initializers.zeros, rngs: nnx.Rngs):
         self.in_features = in_features
         self.out_features = out_features
         self.kernel = nnx.Param(kernel_init(rngs.params(), (in_features, out_features), param_dtype))
         self.bias = (nnx.Param(bias_init(rngs.params(), (out_features,), param_dtype)) if use_bias
                      else nnx.data(None))
 
-    def __call__(self, x: jax.Array) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
         return fp8_linear(x, self.kernel[...], None if self.bias is None else self.bias[...])
 
 
@@ -48,8 +50,9 @@ class FP8MoE(nnx.Module):
     axis: the expert weights are created sharded over it (num_experts / devices per device) and tokens travel to
     their experts with all_to_all; `capacity_factor` as in `moe` (None: never drop a token)."""
 
-    def __init__(self, features: int, intermediate: int, num_experts: int, top_k: int, *, param_dtype=jnp.float32,
-                 mesh=None, axis_name=None, capacity_factor=None, rngs: nnx.Rngs):
+    def __init__(self, features: int, intermediate: int, num_experts: int, top_k: int, *,
+                 param_dtype: DTypeLike = jnp.float32, mesh: jax.sharding.Mesh | None = None,
+                 axis_name: str | None = None, capacity_factor: float | None = None, rngs: nnx.Rngs):
         self.top_k = top_k
         self.mesh = mesh
         self.axis_name = axis_name
@@ -61,6 +64,6 @@ class FP8MoE(nnx.Module):
         self.gate_up = nnx.Param(gate_up)
         self.down = nnx.Param(down)
 
-    def __call__(self, x: jax.Array) -> jax.Array:
+    def __call__(self, x: ArrayLike) -> jax.Array:
         return moe(x, self.router[...], self.gate_up[...], self.down[...], top_k=self.top_k, mesh=self.mesh,
                    axis_name=self.axis_name, capacity_factor=self.capacity_factor)

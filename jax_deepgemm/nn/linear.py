@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import jax
 
+from .._types import ArrayLike
+
 from ..differentiable import fp8_dot
 from ._validate import floating
 
 
-def fp8_linear(x, w, b=None) -> jax.Array:
+def fp8_linear(x: ArrayLike, w: ArrayLike, b: ArrayLike | None = None) -> jax.Array:
     """x [..., K] @ w [K, N] (+ b [N]) -> [..., N] in x.dtype.
 
     The product runs in FP8 (per-token activations, 128x128 weight blocks, FP32 promotion), the bias is added in

@@ -6,12 +6,14 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .._types import ArrayLike
 from .expert_parallel import expert_parallel_moe
 from .experts import check_moe_args, expert_ffn, route, sort_by_expert
 
 
-def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=None, axis_name=None,
-        capacity_factor=None) -> jax.Array:
+def moe(x: ArrayLike, router_w: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, *, top_k: int, fp8: bool = True,
+        mesh: jax.sharding.Mesh | None = None, axis_name: str | None = None,
+        capacity_factor: float | None = None) -> jax.Array:
     """y = sum over each token's top_k experts e of weight_e * W_down[e]^T (silu(gate) * up), with
     [gate | up] = W_gate_up[e]^T x.
 
@@ -32,7 +34,7 @@ def moe(x, router_w, w_gate_up, w_down, *, top_k: int, fp8: bool = True, mesh=No
     if capacity_factor is not None:
         raise ValueError("moe: capacity_factor applies to the expert-parallel layer only (pass mesh and axis_name); "
                          "on one device every token reaches its experts")
-    x2, router_w, w_gate_up, w_down, top_k = check_moe_args("moe", x, router_w, w_gate_up, w_down, top_k)
+    x, x2, router_w, w_gate_up, w_down, top_k = check_moe_args("moe", x, router_w, w_gate_up, w_down, top_k)
     if x2.shape[0] == 0:  # no token: an empty result (and zero gradients for the weights)
         return jnp.zeros(x.shape, x.dtype)
     weights, expert_ids = route(x2, router_w, top_k)

@@ -97,7 +97,7 @@ def fp8_dot(x: ArrayLike, w: ArrayLike | QuantizedPair) -> jax.Array:
     if x.size == 0 or w.size == 0:  # (an empty result, or K = 0: zeros; x @ w's, and its zero gradients)
         return jnp.matmul(x, w.astype(x.dtype))
     # Inside shard_map, a replicated w enters varying like x (see match_vma): its gradient is then summed over shards.
-    out = _fp8_dot(*match_vma(x.reshape(-1, k), w))
+    out = _fp8_dot_call(*match_vma(x.reshape(-1, k), w))
     return checkpoint_name(out.reshape(*x.shape[:-1], w.shape[1]), CHECKPOINT_NAMES[0])
 
 
@@ -137,6 +137,14 @@ def _zeros_if_symbolic(g):
     return jnp.zeros(g.aval.shape, g.aval.dtype) if isinstance(g, SymbolicZero) else g
 
 
+def _traced_call(vjp, static_argnums=()):
+    """How the public functions call a custom VJP defined with symbolic_zeros=True: through a jit that is inlined
+    into any program tracing it (the program lowers as before). Eagerly inside shard_map (no jit around the call),
+    JAX 0.11 / 0.12 refuses such a custom VJP ("custom_vjp symbolic_zeros support with shard_map is not
+    implemented"); through the jit, shard_map traces the call instead, as it does inside a caller's own jit."""
+    return jax.jit(vjp, static_argnums=static_argnums, inline=True)
+
+
 def _forward_operands(lhs, rhs):
     """For the forward rules below: (the weight rhs quantized for the forward GEMM; its dgrad layout, only for a
     differentiated lhs; the operands' dtypes as zero-size carriers for the backward; lhs, kept only for a
@@ -164,6 +172,7 @@ def _fp8_dot_bwd(res, g2):
 
 
 _fp8_dot.defvjp(_fp8_dot_fwd, _fp8_dot_bwd, symbolic_zeros=True)
+_fp8_dot_call = _traced_call(_fp8_dot)
 
 
 @jax.custom_vjp
@@ -232,7 +241,8 @@ def ragged_dot(lhs: ArrayLike, rhs: ArrayLike, group_sizes: ArrayLike, precision
             raise TypeError(f"{fn}: preferred_element_type must be a floating dtype, got {out_dtype}")
     if lhs.size == 0 or rhs.size == 0:  # (every product is empty, or sums nothing: zeros, with zero gradients)
         return jnp.einsum("mk,gkn->mn", lhs.astype(out_dtype), rhs.astype(out_dtype)).astype(out_dtype)
-    return checkpoint_name(_ragged_dot(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset)), CHECKPOINT_NAMES[1])
+    out = _ragged_dot_call(out_dtype, *match_vma(lhs, rhs, group_sizes, group_offset))
+    return checkpoint_name(out, CHECKPOINT_NAMES[1])
 
 
 def _ragged_row_mask(group_sizes, group_offset, m):
@@ -291,6 +301,7 @@ def _ragged_dot_bwd(out_dtype, res, g):
 
 
 _ragged_dot.defvjp(_ragged_dot_fwd, _ragged_dot_bwd, symbolic_zeros=True)
+_ragged_dot_call = _traced_call(_ragged_dot, static_argnums=0)
 
 
 # ---------------------------------------------------------------- ragged_dot of dispatched rows
@@ -325,7 +336,8 @@ def dispatched_ragged_dot(x, order, top_k: int, rhs, group_sizes) -> jax.Array:
     (rows outside x read as zeros) but mean nothing."""
     x, order, top_k, rhs, group_sizes = _moe_gemm_args("dispatched_ragged_dot", x, order, top_k, rhs, group_sizes,
                                                        dispatched=True)
-    return checkpoint_name(_dispatched_ragged_dot(top_k, *match_vma(x, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
+    out = _dispatched_ragged_dot_call(top_k, *match_vma(x, order, rhs, group_sizes))
+    return checkpoint_name(out, CHECKPOINT_NAMES[1])
 
 
 def _gathered_rows_gemm(x, rows, rhs_q, group_sizes, dtype):
@@ -360,6 +372,7 @@ def _dispatched_ragged_dot_bwd(top_k, res, g):
 
 
 _dispatched_ragged_dot.defvjp(_dispatched_ragged_dot_fwd, _dispatched_ragged_dot_bwd, symbolic_zeros=True)
+_dispatched_ragged_dot_call = _traced_call(_dispatched_ragged_dot, static_argnums=0)
 
 
 # ---------------------------------------------------------------- dispatched_ragged_dot with the SwiGLU
@@ -376,7 +389,7 @@ def dispatched_swiglu(x, order, top_k: int, rhs, group_sizes, row_weights) -> ja
     jax.checkpoint policies."""
     x, order, top_k, rhs, group_sizes, row_weights = _swiglu_args("dispatched_swiglu", x, order, top_k, rhs,
                                                                   group_sizes, row_weights)
-    return _dispatched_swiglu(top_k, *match_vma(x, order, rhs, group_sizes, row_weights))
+    return _dispatched_swiglu_call(top_k, *match_vma(x, order, rhs, group_sizes, row_weights))
 
 
 def _swiglu_args(fn: str, x, order, top_k, rhs, group_sizes, row_weights, rhs_name="rhs"):
@@ -429,6 +442,7 @@ def _dispatched_swiglu_bwd(top_k, res, dh):
 
 
 _dispatched_swiglu.defvjp(_dispatched_swiglu_fwd, _dispatched_swiglu_bwd, symbolic_zeros=True)
+_dispatched_swiglu_call = _traced_call(_dispatched_swiglu, static_argnums=0)
 
 
 # ---------------------------------------------------------------- ragged_dot summed per token
@@ -446,7 +460,8 @@ def combined_ragged_dot(lhs, order, top_k: int, rhs, group_sizes) -> jax.Array:
     dispatched_ragged_dot)."""
     lhs, order, top_k, rhs, group_sizes = _moe_gemm_args("combined_ragged_dot", lhs, order, top_k, rhs, group_sizes,
                                                          dispatched=False)
-    return checkpoint_name(_combined_ragged_dot(top_k, *match_vma(lhs, order, rhs, group_sizes)), CHECKPOINT_NAMES[1])
+    out = _combined_ragged_dot_call(top_k, *match_vma(lhs, order, rhs, group_sizes))
+    return checkpoint_name(out, CHECKPOINT_NAMES[1])
 
 
 def _combined_fwd_math(top_k, lhs_q, dtype, order, rhs_q, group_sizes):
@@ -486,6 +501,7 @@ def _combined_ragged_dot_bwd(top_k, res, g):
 
 
 _combined_ragged_dot.defvjp(_combined_ragged_dot_fwd, _combined_ragged_dot_bwd, symbolic_zeros=True)
+_combined_ragged_dot_call = _traced_call(_combined_ragged_dot, static_argnums=0)
 
 
 # ---------------------------------------------------------------- the MoE experts: dispatched SwiGLU, then combined
@@ -505,7 +521,7 @@ def moe_ffn(x, order, top_k: int, w_gate_up, w_down, group_sizes, row_weights) -
     if w_down.shape[:2] != (experts, f):
         raise ValueError(f"{fn}: w_down has shape {tuple(w_down.shape)}; expected [G, F, N] with G = {experts} and "
                          f"F = {f} (w_gate_up is [G, D, 2F] = {list(w_gate_up.shape)})")
-    return checkpoint_name(_moe_ffn(top_k, *match_vma(x, order, w_gate_up, w_down, group_sizes, row_weights)),
+    return checkpoint_name(_moe_ffn_call(top_k, *match_vma(x, order, w_gate_up, w_down, group_sizes, row_weights)),
                            CHECKPOINT_NAMES[1])
 
 
@@ -540,3 +556,4 @@ def _moe_ffn_bwd(top_k, res, g):
 
 
 _moe_ffn.defvjp(_moe_ffn_fwd, _moe_ffn_bwd, symbolic_zeros=True)
+_moe_ffn_call = _traced_call(_moe_ffn, static_argnums=0)

@@ -175,6 +175,28 @@ def test_flax_and_equinox_modules_on_a_mesh_equal_one_device(one_device):
 
 
 @needs_devices
+def test_runs_eagerly_as_under_jit():
+    """Called without a jit, as README's example does (its shard_map then runs eagerly, and so do the Flax and Equinox
+    modules): the jitted layer's output and gradients, up to float32 rounding (eagerly, XLA compiles the router's and
+    the combine's steps one by one). Eager shard_map used to refuse the layer's custom VJPs (symbolic zeros)."""
+    from flax import nnx
+
+    from jax_deepgemm.nn import equinox as dg_eqx, flax as dg_flax
+
+    args = random_moe(18, T, E)
+    layer = partial(nn.moe, top_k=TOP_K, mesh=mesh_1d(), axis_name="ep")
+    assert_same(layer(*args), jax.jit(layer)(*args), "eager output")
+    grad = jax.grad(lambda *a: jnp.sum(layer(*a) ** 2), argnums=(0, 2))
+    for name, got, want in zip(("x", "w_gate_up"), grad(*args), jax.jit(grad)(*args)):
+        assert_same(got, want, f"eager grad {name}")
+    size = (nn_common.D, nn_common.F, E, TOP_K)
+    for module in (dg_flax.FP8MoE(*size, mesh=mesh_1d(), axis_name="ep", rngs=nnx.Rngs(0)),
+                   dg_eqx.FP8MoE(*size, mesh=mesh_1d(), axis_name="ep", key=jax.random.key(0))):
+        jitted = nnx.jit(lambda m, x: m(x)) if isinstance(module, nnx.Module) else jax.jit(lambda m, x: m(x))
+        assert_same(module(args[0]), jitted(module, args[0]), f"eager {type(module).__module__}")
+
+
+@needs_devices
 def test_rejects_what_cannot_be_split():
     mesh = mesh_1d()
     x, router_w, w_gate_up, w_down = random_moe(16, T, E)

@@ -14,6 +14,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import jax_deepgemm as dg
+from jax_deepgemm import differentiable
 from conftest import BF16, CPU_DEVICES, F32, cosine, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, to64
 
 D = CPU_DEVICES
@@ -421,6 +422,31 @@ def test_shard_map_grads_of_fp8_dot_and_ragged_dot(check_vma):
     _close(gr, sum(b[3] for b in blocks[1:]) + blocks[0][3], exact=False)
     # the shards' losses add up to the whole batch's: its exact weight gradient
     assert cosine(gw, 2 * to64(x).T @ (to64(x) @ to64(w))) > 0.995
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+def test_differentiable_ops_run_eagerly_inside_shard_map(check_vma):
+    """shard_map without a jit around it runs its body eagerly: the differentiable ops (custom VJPs with symbolic
+    zeros, which eager shard_map refuses in JAX 0.11 / 0.12) give the jitted program's arrays, forward and gradients."""
+    mesh = _mesh()
+    x, w = randn(25, (D * 16, 256)), randn(26, (256, 130))
+    rhs, sizes = randn(27, (3, 256, 24)), jnp.asarray([5, 0, 9], jnp.int32)
+    w_q = q_rhs(w.T)
+
+    def forward(x, w, rhs):
+        order = jnp.arange(x.shape[0] * 2, dtype=jnp.int32)[::-1]
+        return (dg.fp8_dot(x, w), dg.fp8_dot(x, w_q), dg.ragged_dot(x, rhs, sizes),
+                differentiable.dispatched_ragged_dot(x, order, 2, rhs, sizes))
+
+    def local_grads(x, w, rhs):
+        gx, gw, gl, gr = _dot_grads(sizes)(x, w, rhs)
+        return gx, jax.lax.psum(gw, "x") if not check_vma else gw, gl, jax.lax.psum(gr, "x") if not check_vma else gr
+
+    for body, out_specs in ((forward, (P("x"), P("x"), P("x"), P("x"))), (local_grads, (P("x"), P(), P("x"), P()))):
+        mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("x"), P(), P()), out_specs=out_specs,
+                               check_vma=check_vma)
+        for got, want in zip(mapped(x, w, rhs), jax.jit(mapped)(x, w, rhs)):
+            np.testing.assert_array_equal(got, want)
 
 
 def test_pmap_grads_of_fp8_dot_and_ragged_dot():

@@ -35,7 +35,7 @@ from ._permutation import sum_token_slots
 from ._types import ArrayLike, DTypeLike, QuantizedPair
 from .gemm import fp8_gemm_nt
 from .grouped import fp8_grouped_gemm_nt, k_grouped_fp8_gemm_nt_contiguous
-from .primitives import match_vma
+from .primitives import auto_axes_if_explicit, distinct_axes, match_vma, operand_spec
 from .reference import ragged_row_groups
 from .swiglu import swiglu, swiglu_backward, swiglu_fp8
 from .transposed_cast import group_block_map, token_cast_to_fp8, transposed_cast_to_fp8
@@ -72,6 +72,16 @@ def _transposed(pair):
 
 # ---------------------------------------------------------------- fp8_dot
 
+def fp8_dot_result_spec(x, w, *_, **__):
+    """x [..., K] @ w [K, N] (or a pair, w[0] [N, K]): x's leading dimensions' splits, then w's N split."""
+    pair = isinstance(w, (tuple, list))
+    xs, ws = operand_spec(x), operand_spec(w[0] if pair and len(w) == 2 else w)
+    if not xs or ws is None or len(ws) != 2:
+        return None
+    return distinct_axes(*xs[:-1], ws[0] if pair else ws[1])
+
+
+@auto_axes_if_explicit(fp8_dot_result_spec)
 def fp8_dot(x: ArrayLike, w: ArrayLike | QuantizedPair) -> jax.Array:
     """x [..., K] @ w [K, N] in FP8, returned in x.dtype. w is a float master weight (Flax kernel layout) or a
     pre-quantized pair (w_fp8 [N, K], scale [nb, kb]), which is frozen (zero gradients for its data and scales).
@@ -205,13 +215,24 @@ def _lax_ragged_dot_dtype(lhs, rhs):
 
 @lru_cache(maxsize=None)
 def _lax_ragged_dot_rule(lhs_dtype, rhs_dtype, *modes):
-    """(Cached per dtype pair and mode: an abstract trace would otherwise run on every eager call.)"""
+    """(Cached per dtype pair and mode: an abstract trace would otherwise run on every eager call. Asked outside any
+    mesh: under Explicit mesh axes jax.lax.ragged_dot has no sharding rule, even for these unsharded shapes.)"""
     del modes  # part of the cache key only: the rule is asked under the modes in force
     shape = jax.ShapeDtypeStruct
-    return jax.eval_shape(jax.lax.ragged_dot, shape((1, 1), lhs_dtype), shape((1, 1, 1), rhs_dtype),
-                          shape((1,), jnp.int32)).dtype
+    with jax.sharding.use_abstract_mesh(jax.sharding.AbstractMesh((), ())):
+        return jax.eval_shape(jax.lax.ragged_dot, shape((1, 1), lhs_dtype), shape((1, 1, 1), rhs_dtype),
+                              shape((1,), jnp.int32)).dtype
 
 
+def _ragged_dot_result_spec(lhs, rhs, *_, **__):
+    """lhs [M, K], rhs [G, K, N]: lhs's M split, then rhs's N split."""
+    ls, rs = operand_spec(lhs), operand_spec(rhs)
+    if ls is None or rs is None or len(ls) != 2 or len(rs) != 3:
+        return None
+    return distinct_axes(ls[0], rs[2])
+
+
+@auto_axes_if_explicit(_ragged_dot_result_spec)
 def ragged_dot(lhs: ArrayLike, rhs: ArrayLike, group_sizes: ArrayLike, precision: Any = None,
                preferred_element_type: DTypeLike | None = None, group_offset: ArrayLike | None = None) -> jax.Array:
     """jax.lax.ragged_dot computed in FP8: lhs [M, K], rhs [G, K, N], group_sizes [G] -> [M, N].

@@ -17,11 +17,12 @@ acts on (an FFI input-output alias; XLA copies c first where it is still needed)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 from typing import Callable
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.extend.core import Primitive
 from jax.interpreters import ad, mlir, xla
@@ -49,6 +50,57 @@ class Family:
             spec = sharding.result_spec(self.kind, avals, self.primitive.abstract_eval(*avals, **params)[0], mesh)
             return jax.sharding.auto_axes(partial(self.primitive.bind, **params), out_sharding=spec)(*operands)
         return self.primitive.bind(*operands, **params)
+
+
+# ---- Explicit mesh axes around whole differentiable ops ----
+
+def operand_spec(x) -> tuple | None:
+    """x's sharding spec, one entry per dimension (None: not split); None when x is not an array."""
+    if isinstance(x, np.ndarray):
+        return (None,) * x.ndim
+    if not isinstance(x, jax.Array):
+        return None
+    spec = tuple(jax.typeof(x).sharding.spec)
+    return spec + (None,) * (x.ndim - len(spec))
+
+
+def distinct_axes(*entries) -> PartitionSpec:
+    """A result's spec from its dimensions' operand entries: a mesh axis already used by an earlier dimension leaves
+    the later one unsplit (a result splits each axis once)."""
+    used, out = set(), []
+    for entry in entries:
+        names = set(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
+        out.append(None if names & used else entry)
+        used |= names
+    return PartitionSpec(*out)
+
+
+def auto_axes_if_explicit(result_spec: Callable):
+    """Decorates a differentiable op or layer: under Explicit mesh axes (jax.make_mesh's default, with
+    jax.set_mesh) it runs with those axes made Auto, partitioned like any sharded jit, and its result is typed
+    `result_spec(*args, **kwargs)` (a PartitionSpec from the operands' types; None when it cannot say, e.g. for
+    arguments that are not arrays, which the op then reports). Inside, its custom VJPs and jnp helpers need no
+    sharding rules of their own: custom_vjp wants each cotangent typed exactly as its operand, sharding included,
+    and jnp comparisons or gathers of two split index arrays refuse to guess a result's sharding. auto_axes types
+    the gradients as the operands. Python values (static arguments, dtypes) stay out of the traced operands."""
+    def decorate(op):
+        @wraps(op)
+        def run(*args, **kwargs):
+            spec = result_spec(*args, **kwargs) if jax.sharding.get_abstract_mesh().explicit_axes else None
+            if spec is None:
+                return op(*args, **kwargs)
+            leaves, tree = jax.tree.flatten((args, kwargs))
+            traced = [isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves]
+
+            def with_arrays(*arrays):
+                given = iter(arrays)
+                a, k = jax.tree.unflatten(tree, [next(given) if t else leaf for leaf, t in zip(leaves, traced)])
+                return op(*a, **k)
+
+            arrays = [leaf for leaf, t in zip(leaves, traced) if t]
+            return jax.sharding.auto_axes(with_arrays, out_sharding=spec)(*arrays)
+        return run
+    return decorate
 
 
 # ---- varying manual axes (shard_map with check_vma=True) ----

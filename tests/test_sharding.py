@@ -265,6 +265,79 @@ def test_explicit_sharding_types_grad_of_fp8_dot():
     _close(gw, ew, exact=False)
 
 
+def _explicit_mesh():
+    return jax.make_mesh((D,), ("x",), axis_types=(AxisType.Explicit,), devices=_devices())
+
+
+_X, _W, _RHS = (D * 16, 256), (256, D * 16), (D, 256, D * 8)
+_SIZES = np.resize([5, 0, 30, 3, 7, 0, 9, 60], D)  # (one group per device where the groups are split)
+EXPLICIT_DIFFERENTIABLE_CASES = [
+    # name, fn(x, w), operand specs, result spec, exact (no K split: the same per-shard products)
+    ("fp8_dot x over M", dg.fp8_dot, (P("x"), P()), P("x", None), True),
+    ("fp8_dot w over N", dg.fp8_dot, (P(), P(None, "x")), P(None, "x"), True),
+    ("fp8_dot both", dg.fp8_dot, (P("x"), P(None, "x")), P("x", None), True),
+    ("fp8_dot over K", dg.fp8_dot, (P(None, "x"), P("x")), P(None, None), False),
+    ("ragged_dot lhs over M", lambda l, r: dg.ragged_dot(l, r, jnp.asarray(_SIZES, jnp.int32)), (P("x"), P()),
+     P("x", None), True),
+    ("ragged_dot rhs over N", lambda l, r: dg.ragged_dot(l, r, jnp.asarray(_SIZES, jnp.int32)),
+     (P(), P(None, None, "x")), P(None, "x"), True),
+    ("ragged_dot rhs over groups", lambda l, r: dg.ragged_dot(l, r, jnp.asarray(_SIZES, jnp.int32)),
+     (P(), P("x")), P(None, None), True),
+]
+
+
+@pytest.mark.parametrize("name,fn,specs,out_spec,exact", EXPLICIT_DIFFERENTIABLE_CASES,
+                         ids=[c[0] for c in EXPLICIT_DIFFERENTIABLE_CASES])
+def test_explicit_sharding_types_of_the_differentiable_ops(name, fn, specs, out_spec, exact):
+    """Under jax.set_mesh with Explicit axes, fp8_dot and ragged_dot (custom VJPs around several calls) type their
+    result from the operands', and their gradients like the operands, forward and backward as without a mesh (their
+    custom VJPs want each cotangent typed as its operand: they run with the axes made Auto)."""
+    x, w = randn(27, _X), randn(28, _RHS if "ragged" in name else _W)
+    grad = jax.grad(lambda x, w: jnp.sum(fn(x, w).astype(F32) ** 2), argnums=(0, 1))
+    mesh = _explicit_mesh()
+    with jax.set_mesh(mesh):
+        operands = _put((x, w), specs, mesh)
+        out, (gx, gw) = jax.jit(fn)(*operands), jax.jit(grad)(*operands)
+        eager = fn(*operands)
+    assert jax.typeof(out).sharding.spec == out_spec and jax.typeof(eager).sharding.spec == out_spec
+    for g, operand in ((gx, operands[0]), (gw, operands[1])):
+        assert jax.typeof(g).sharding.spec == jax.typeof(operand).sharding.spec
+    want_out, (want_gx, want_gw) = jax.jit(fn)(x, w), jax.jit(grad)(x, w)
+    _close(out, want_out, exact)
+    _close(eager, want_out, exact)
+    _close(gx, want_gx, exact=False)  # (the cotangent's K split or psum: float32 sums in another order)
+    _close(gw, want_gw, exact=False)
+
+
+def test_explicit_sharding_types_of_the_layers():
+    """The MoE layer and fp8_linear under Explicit axes: tokens, experts or columns split, result and gradients typed
+    like their operands, values as without a mesh (up to float32 rounding: XLA orders the reference's sums as the
+    layout suits it)."""
+    from jax_deepgemm import nn
+
+    x = randn(29, (D * 4, 256))
+    router_w, w_gate_up, w_down = nn.init_moe_weights(jax.random.key(30), 256, 64, D)
+    w, b = randn(31, (256, D * 16)), randn(32, (D * 16,))
+    moe = partial(nn.moe, top_k=2)
+    moe_grad = jax.grad(lambda *a: jnp.sum(moe(*a) ** 2), argnums=(0, 2, 3))
+    linear_grad = jax.grad(lambda *a: jnp.sum(nn.fp8_linear(*a) ** 2), argnums=(0, 1, 2))
+    mesh = _explicit_mesh()
+    with jax.set_mesh(mesh):
+        moe_args = _put((x, router_w, w_gate_up, w_down), (P("x"), P(), P("x"), P("x")), mesh)
+        linear_args = _put((x, w, b), (P("x"), P(None, "x"), P("x")), mesh)
+        results = [(jax.jit(moe)(*moe_args), P("x", None)), (moe(*moe_args), P("x", None)),
+                   (jax.jit(nn.fp8_linear)(*linear_args), P("x", None))]
+        grads = [(jax.jit(moe_grad)(*moe_args), [moe_args[i] for i in (0, 2, 3)]),
+                 (jax.jit(linear_grad)(*linear_args), linear_args)]
+    for (out, spec), want in zip(results, (moe(x, router_w, w_gate_up, w_down),) * 2 + (nn.fp8_linear(x, w, b),)):
+        assert jax.typeof(out).sharding.spec == spec
+        _close(out, want, exact=False)
+    for (got, operands), want in zip(grads, (moe_grad(x, router_w, w_gate_up, w_down), linear_grad(x, w, b))):
+        for g, operand, e in zip(got, operands, want):
+            assert jax.typeof(g).sharding.spec == jax.typeof(operand).sharding.spec
+            np.testing.assert_allclose(to64(g), to64(e), rtol=1e-4, atol=1e-4 * np.abs(to64(e)).max())
+
+
 # ---------------------------------------------------------------- shard_map and pmap: the op shard by shard
 
 def _split(x, spec, i):

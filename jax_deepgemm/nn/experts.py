@@ -14,6 +14,7 @@ from .._checks import _array
 from .._permutation import inverse_permutation, sum_token_slots
 from .._types import ArrayLike, DTypeLike
 from ..differentiable import dispatched_ragged_dot, moe_ffn, ragged_dot
+from ..primitives import auto_axes_if_explicit, operand_spec
 from ..swiglu import swiglu
 from ._validate import floating, static_int
 
@@ -85,6 +86,13 @@ def route(x: ArrayLike, router_w: ArrayLike, top_k: int) -> tuple[jax.Array, jax
     return weights / jnp.sum(weights, axis=-1, keepdims=True), expert_ids.astype(jnp.int32)
 
 
+def same_spec_as_first(x, *_, **__):
+    """The result's sharding for layers whose result has their first operand's shape: that operand's."""
+    spec = operand_spec(x)
+    return None if spec is None else jax.sharding.PartitionSpec(*spec)
+
+
+@auto_axes_if_explicit(same_spec_as_first)
 def expert_ffn(rows: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, group_sizes: ArrayLike, *, fp8: bool = True,
                gather: tuple[ArrayLike, int] | None = None, combine: ArrayLike | None = None) -> jax.Array:
     """SwiGLU FFN of each expert over rows sorted by expert: rows [M, D], group_sizes [E] -> [M, D] in rows.dtype.

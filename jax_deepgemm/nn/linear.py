@@ -6,10 +6,12 @@ import jax
 
 from .._types import ArrayLike
 
-from ..differentiable import fp8_dot
+from ..differentiable import fp8_dot, fp8_dot_result_spec
+from ..primitives import auto_axes_if_explicit
 from ._validate import floating
 
 
+@auto_axes_if_explicit(fp8_dot_result_spec)
 def fp8_linear(x: ArrayLike, w: ArrayLike, b: ArrayLike | None = None) -> jax.Array:
     """x [..., K] @ w [K, N] (+ b [N]) -> [..., N] in x.dtype.
 

@@ -7,10 +7,17 @@ import jax
 import jax.numpy as jnp
 
 from .._types import ArrayLike
+from ..primitives import auto_axes_if_explicit
 from .expert_parallel import expert_parallel_moe
-from .experts import check_moe_args, expert_ffn, route, sort_by_expert
+from .experts import check_moe_args, expert_ffn, route, same_spec_as_first, sort_by_expert
 
 
+def _moe_result_spec(x, *args, mesh=None, **kwargs):
+    """x's sharding; with a mesh the expert-parallel layer places its operands itself (expert_parallel.py)."""
+    return None if mesh is not None else same_spec_as_first(x)
+
+
+@auto_axes_if_explicit(_moe_result_spec)
 def moe(x: ArrayLike, router_w: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, *, top_k: int, fp8: bool = True,
         mesh: jax.sharding.Mesh | None = None, axis_name: str | None = None,
         capacity_factor: float | None = None) -> jax.Array:

@@ -43,12 +43,14 @@ class Family:
         operands = match_vma(*operands)
         mesh = jax.sharding.get_abstract_mesh()
         if mesh.explicit_axes:
-            # Explicit sharding types (jax.make_mesh's default axes under jax.set_mesh): the call runs with the axes
-            # made Auto, partitioned like any sharded jit (sharding.py), and its result is typed with the sharding
-            # that the partitioning gives it.
+            # Explicit sharding types (jax.make_mesh's default axes under jax.set_mesh): the call runs with those
+            # axes made Auto, partitioned like any sharded jit (sharding.py), and its result is typed with the
+            # sharding that the partitioning gives it. (Only those: inside a shard_map over some of the mesh's axes,
+            # its Manual axes stay manual.)
             avals = [jax.typeof(x) for x in operands]
             spec = sharding.result_spec(self.kind, avals, self.primitive.abstract_eval(*avals, **params)[0], mesh)
-            return jax.sharding.auto_axes(partial(self.primitive.bind, **params), out_sharding=spec)(*operands)
+            return jax.sharding.auto_axes(partial(self.primitive.bind, **params), axes=tuple(mesh.explicit_axes),
+                                          out_sharding=spec)(*operands)
         return self.primitive.bind(*operands, **params)
 
 
@@ -86,7 +88,8 @@ def auto_axes_if_explicit(result_spec: Callable):
     def decorate(op):
         @wraps(op)
         def run(*args, **kwargs):
-            spec = result_spec(*args, **kwargs) if jax.sharding.get_abstract_mesh().explicit_axes else None
+            explicit = tuple(jax.sharding.get_abstract_mesh().explicit_axes)
+            spec = result_spec(*args, **kwargs) if explicit else None
             if spec is None:
                 return op(*args, **kwargs)
             leaves, tree = jax.tree.flatten((args, kwargs))
@@ -98,7 +101,7 @@ def auto_axes_if_explicit(result_spec: Callable):
                 return op(*a, **k)
 
             arrays = [leaf for leaf, t in zip(leaves, traced) if t]
-            return jax.sharding.auto_axes(with_arrays, out_sharding=spec)(*arrays)
+            return jax.sharding.auto_axes(with_arrays, axes=explicit, out_sharding=spec)(*arrays)
         return run
     return decorate
 

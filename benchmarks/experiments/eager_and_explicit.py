@@ -1,0 +1,74 @@
+"""The differentiable ops called eagerly inside shard_map and under Explicit mesh axes, with the kernels (NOTES 163):
+each against the same program under jit, bit for bit, on this process's GPUs (one is enough: a mesh of one device
+still runs shard_map's eager trace and the Explicit-axes path). Prints one line per case, then the eager and jitted
+times of fp8_dot (the inlined jit makes an eager call one compiled program)."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+
+import jax_deepgemm as dg
+from jax_deepgemm import nn
+
+
+def same(name, got, want):
+    leaves = list(zip(jax.tree.leaves(got), jax.tree.leaves(want)))
+    ok = all(np.array_equal(np.asarray(a, np.float32), np.asarray(b, np.float32)) for a, b in leaves)
+    diff = max(float(jnp.max(jnp.abs(a.astype(jnp.float32) - b.astype(jnp.float32)))) for a, b in leaves)
+    print(f"{'same' if ok else 'DIFFERENT'}  {name}  max |diff| {diff:.3g}")
+    return ok
+
+
+def main():
+    devices = jax.devices()
+    print(jax.devices(), "sm_90 GPUs (the kernels run):", [dg.runtime.is_sm90(d) for d in dg.runtime.cuda_devices()])
+    n = len(devices)
+    key = jax.random.split(jax.random.key(0), 4)
+    x = jax.random.normal(key[0], (n * 512, 2048), jnp.bfloat16)
+    w = jax.random.normal(key[1], (2048, 1024), jnp.float32)
+    rhs = jax.random.normal(key[2], (4, 2048, 512), jnp.float32)
+    sizes = jnp.asarray([300, 0, 100, 60], jnp.int32)
+    router_w, w_gate_up, w_down = nn.init_moe_weights(key[3], 2048, 512, 8)
+    ok = True
+
+    auto = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
+    mapped = jax.shard_map(lambda x, w, rhs: (dg.fp8_dot(x, w), dg.ragged_dot(x, rhs, sizes)), mesh=auto,
+                           in_specs=(P("x"), P(), P()), out_specs=(P("x"), P("x")))
+    ok &= same("eager shard_map: fp8_dot, ragged_dot", mapped(x, w, rhs), jax.jit(mapped)(x, w, rhs))
+    grads = jax.grad(lambda x, w: jnp.sum(mapped(x, w, rhs)[0].astype(jnp.float32) ** 2), argnums=(0, 1))
+    ok &= same("grad through eager shard_map", grads(x, w), jax.jit(grads)(x, w))
+    layer = partial(nn.moe, top_k=2, mesh=auto, axis_name="x")
+    ok &= same("expert-parallel moe, eager", layer(x, router_w, w_gate_up, w_down),
+               jax.jit(layer)(x, router_w, w_gate_up, w_down))
+
+    explicit = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Explicit,), devices=devices)
+    with jax.set_mesh(explicit):
+        xs = jax.device_put(x, NamedSharding(explicit, P("x")))
+        ws = jax.device_put(w, NamedSharding(explicit, P(None, "x")))
+        g = jax.jit(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w).astype(jnp.float32) ** 2), argnums=(0, 1)))
+        gx, gw = g(xs, ws)
+        types = [str(jax.typeof(a).sharding.spec) for a in (gx, gw)]
+        moe_x = jax.jit(partial(nn.moe, top_k=2))(xs, router_w, w_gate_up, w_down)
+    print("explicit axes: gradient types", types)
+    ok &= same("explicit axes: fp8_dot gradients", (gx, gw), g(x, w))
+    ok &= same("explicit axes: moe", moe_x, jax.jit(partial(nn.moe, top_k=2))(x, router_w, w_gate_up, w_down))
+
+    jitted = jax.jit(dg.fp8_dot)
+    for name, f in (("eager", dg.fp8_dot), ("jit", jitted)):
+        f(x, w).block_until_ready()
+        t0 = time.perf_counter()
+        for _ in range(50):
+            out = f(x, w)
+        out.block_until_ready()
+        print(f"fp8_dot {x.shape} x {w.shape} {name}: {(time.perf_counter() - t0) / 50 * 1e6:.1f} us per call")
+    print("ALL SAME" if ok else "SOME DIFFERENT")
+
+
+if __name__ == "__main__":
+    main()

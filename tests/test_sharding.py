@@ -310,15 +310,18 @@ def test_explicit_sharding_types_of_the_differentiable_ops(name, fn, specs, out_
 
 
 def test_explicit_sharding_types_of_the_layers():
-    """The MoE layer and fp8_linear under Explicit axes: tokens, experts or columns split, result and gradients typed
-    like their operands, values as without a mesh (up to float32 rounding: XLA orders the reference's sums as the
-    layout suits it)."""
+    """The MoE layer, expert_ffn and fp8_linear under Explicit axes: tokens, experts or columns split, result and
+    gradients typed like their operands, values as without a mesh (up to float32 rounding: XLA orders the
+    reference's sums as the layout suits it)."""
     from jax_deepgemm import nn
 
     x = randn(29, (D * 4, 256))
     router_w, w_gate_up, w_down = nn.init_moe_weights(jax.random.key(30), 256, 64, D)
     w, b = randn(31, (256, D * 16)), randn(32, (D * 16,))
     moe = partial(nn.moe, top_k=2)
+    # expert_ffn with its dispatch and combine, over the tokens in reverse order: D groups of 4 rows, weights 1/2
+    sizes, order = jnp.full((D,), 4, jnp.int32), jnp.arange(D * 4, dtype=jnp.int32)[::-1]
+    ffn = partial(nn.expert_ffn, group_sizes=sizes, gather=(order, 1), combine=jnp.full((D * 4, 1), 0.5))
     moe_grad = jax.grad(lambda *a: jnp.sum(moe(*a) ** 2), argnums=(0, 2, 3))
     linear_grad = jax.grad(lambda *a: jnp.sum(nn.fp8_linear(*a) ** 2), argnums=(0, 1, 2))
     mesh = _explicit_mesh()
@@ -326,10 +329,12 @@ def test_explicit_sharding_types_of_the_layers():
         moe_args = _put((x, router_w, w_gate_up, w_down), (P("x"), P(), P("x"), P("x")), mesh)
         linear_args = _put((x, w, b), (P("x"), P(None, "x"), P("x")), mesh)
         results = [(jax.jit(moe)(*moe_args), P("x", None)), (moe(*moe_args), P("x", None)),
-                   (jax.jit(nn.fp8_linear)(*linear_args), P("x", None))]
+                   (jax.jit(nn.fp8_linear)(*linear_args), P("x", None)),
+                   (jax.jit(ffn)(*[moe_args[i] for i in (0, 2, 3)]), P("x", None))]
         grads = [(jax.jit(moe_grad)(*moe_args), [moe_args[i] for i in (0, 2, 3)]),
                  (jax.jit(linear_grad)(*linear_args), linear_args)]
-    for (out, spec), want in zip(results, (moe(x, router_w, w_gate_up, w_down),) * 2 + (nn.fp8_linear(x, w, b),)):
+    wants = (moe(x, router_w, w_gate_up, w_down),) * 2 + (nn.fp8_linear(x, w, b), ffn(x, w_gate_up, w_down))
+    for (out, spec), want in zip(results, wants, strict=True):
         assert jax.typeof(out).sharding.spec == spec
         _close(out, want, exact=False)
     for (got, operands), want in zip(grads, (moe_grad(x, router_w, w_gate_up, w_down), linear_grad(x, w, b))):

@@ -21,7 +21,7 @@ and the second GEMM's FP8 operand in one kernel: -20 us on an H200 (2026-12-01, 
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import lru_cache, partial, wraps
 from typing import Any, NamedTuple
 
 import jax
@@ -152,7 +152,15 @@ def _traced_call(vjp, static_argnums=()):
     into any program tracing it (the program lowers as before). Eagerly inside shard_map (no jit around the call),
     JAX 0.11 / 0.12 refuses such a custom VJP ("custom_vjp symbolic_zeros support with shard_map is not
     implemented"); through the jit, shard_map traces the call instead, as it does inside a caller's own jit."""
-    return jax.jit(vjp, static_argnums=static_argnums, inline=True)
+    jitted = jax.jit(vjp, static_argnums=static_argnums, inline=True)
+
+    @wraps(vjp)
+    def call(*args):
+        # Under jax.disable_jit() too: it would drop the jit and leave shard_map's eager trace the refused call.
+        with jax.disable_jit(False):
+            return jitted(*args)
+
+    return call
 
 
 def _forward_operands(lhs, rhs):

@@ -178,17 +178,24 @@ def test_flax_and_equinox_modules_on_a_mesh_equal_one_device(one_device):
 def test_runs_eagerly_as_under_jit():
     """Called without a jit, as README's example does (its shard_map then runs eagerly, and so do the Flax and Equinox
     modules): the jitted layer's output and gradients, up to float32 rounding (eagerly, XLA compiles the router's and
-    the combine's steps one by one). Eager shard_map used to refuse the layer's custom VJPs (symbolic zeros)."""
+    the combine's steps one by one), and so under jax.disable_jit(). Eager shard_map used to refuse the layer's custom
+    VJPs (symbolic zeros)."""
     from flax import nnx
 
     from jax_deepgemm.nn import equinox as dg_eqx, flax as dg_flax
 
     args = random_moe(18, T, E)
     layer = partial(nn.moe, top_k=TOP_K, mesh=mesh_1d(), axis_name="ep")
-    assert_same(layer(*args), jax.jit(layer)(*args), "eager output")
+    want_out = jax.jit(layer)(*args)
+    assert_same(layer(*args), want_out, "eager output")
     grad = jax.grad(lambda *a: jnp.sum(layer(*a) ** 2), argnums=(0, 2))
-    for name, got, want in zip(("x", "w_gate_up"), grad(*args), jax.jit(grad)(*args)):
+    want_grads = jax.jit(grad)(*args)
+    for name, got, want in zip(("x", "w_gate_up"), grad(*args), want_grads):
         assert_same(got, want, f"eager grad {name}")
+    with jax.disable_jit():  # every jit off, the one the layer's ops call their custom VJPs through as well
+        assert_same(layer(*args), want_out, "output without jit")
+        for name, got, want in zip(("x", "w_gate_up"), grad(*args), want_grads):
+            assert_same(got, want, f"grad without jit {name}")
     size = (nn_common.D, nn_common.F, E, TOP_K)
     for module in (dg_flax.FP8MoE(*size, mesh=mesh_1d(), axis_name="ep", rngs=nnx.Rngs(0)),
                    dg_eqx.FP8MoE(*size, mesh=mesh_1d(), axis_name="ep", key=jax.random.key(0))):

@@ -527,7 +527,8 @@ def test_shard_map_grads_of_fp8_dot_and_ragged_dot(check_vma):
 @pytest.mark.parametrize("check_vma", [True, False])
 def test_differentiable_ops_run_eagerly_inside_shard_map(check_vma):
     """shard_map without a jit around it runs its body eagerly: the differentiable ops (custom VJPs with symbolic
-    zeros, which eager shard_map refuses in JAX 0.11 / 0.12) give the jitted program's arrays, forward and gradients."""
+    zeros, which eager shard_map refuses in JAX 0.11 / 0.12) give the jitted program's arrays, forward and gradients;
+    under jax.disable_jit() too, which turns off the jit each op calls its custom VJP through."""
     mesh = _mesh()
     x, w = randn(25, (D * 16, 256)), randn(26, (256, 130))
     rhs, sizes = randn(27, (3, 256, 24)), jnp.asarray([5, 0, 9], jnp.int32)
@@ -545,8 +546,12 @@ def test_differentiable_ops_run_eagerly_inside_shard_map(check_vma):
     for body, out_specs in ((forward, (P("x"), P("x"), P("x"), P("x"))), (local_grads, (P("x"), P(), P("x"), P()))):
         mapped = jax.shard_map(body, mesh=mesh, in_specs=(P("x"), P(), P()), out_specs=out_specs,
                                check_vma=check_vma)
-        for got, want in zip(mapped(x, w, rhs), jax.jit(mapped)(x, w, rhs)):
-            np.testing.assert_array_equal(got, want)
+        want = jax.jit(mapped)(x, w, rhs)
+        with jax.disable_jit():
+            without_jit = mapped(x, w, rhs)
+        for got in (mapped(x, w, rhs), without_jit):
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_pmap_grads_of_fp8_dot_and_ragged_dot():

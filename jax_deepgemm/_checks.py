@@ -20,7 +20,8 @@ OUT_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 C_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32), jnp.dtype(jnp.float16))
 
 
-def _array(fn: str, name: str, x) -> jax.Array:
+def as_array(fn: str, name: str, x) -> jax.Array:
+    """x as a JAX array, or a TypeError naming `fn`'s argument `name` (Python scalars and None are refused)."""
     if isinstance(x, (bool, int, float, complex)) or x is None:
         raise TypeError(f"{fn}: {name} must be an array, got {type(x).__name__} {x!r}")
     try:
@@ -51,7 +52,7 @@ def pair(fn: str, name: str, value) -> tuple:
 
 
 def fp8(fn: str, name: str, x, ndim: int) -> jax.Array:
-    original, x = x, _array(fn, name, x)
+    original, x = x, as_array(fn, name, x)
     if x.dtype not in FP8_DTYPES:
         raise TypeError(f"{fn}: {name} must be float8_e4m3fn or float8_e5m2, got {_given_dtype(original, x)} "
                         "(quantize with per_token_cast_to_fp8 / per_block_cast_to_fp8)")
@@ -69,7 +70,7 @@ def not_empty(fn: str, name: str, x: jax.Array) -> None:
 def floating(fn: str, name: str, x, ndim: int | None = None, allow_empty: bool = False,
              allow_fp8: bool = False) -> jax.Array:
     """A float32/bfloat16/float16 array (FP8 only where allowed: the GEMMs take FP8 as (data, scale) pairs)."""
-    original, x = x, _array(fn, name, x)
+    original, x = x, as_array(fn, name, x)
     if x.dtype not in WIDE_FLOAT_DTYPES + (FP8_DTYPES if allow_fp8 else ()):
         wanted = "float32/bfloat16/float16" + ("/float8_e4m3fn/float8_e5m2" if allow_fp8 else "")
         raise TypeError(f"{fn}: {name} must be {wanted}, got {_given_dtype(original, x)}")
@@ -83,7 +84,7 @@ def floating(fn: str, name: str, x, ndim: int | None = None, allow_empty: bool =
 def scale(fn: str, name: str, s, expected: dict[str, tuple[int, ...]]) -> jax.Array:
     """Checks a scale against the allowed shapes (`expected` maps a description to a shape); returns float32.
     NumPy float64 scales are accepted (JAX stores them as float32, exactly what is needed)."""
-    original, s = s, _array(fn, name, s)
+    original, s = s, as_array(fn, name, s)
     if s.dtype not in SCALE_DTYPES:
         raise TypeError(f"{fn}: {name} must be float32 or float8_e8m0fnu, got {_given_dtype(original, s)}")
     if tuple(s.shape) not in expected.values():
@@ -106,7 +107,7 @@ def index(fn: str, name: str, x, shape: tuple[int | None, ...]) -> jax.Array:
         elif host.dtype == object:  # Python ints beyond 64 bits, or mixed objects
             raise TypeError(f"{fn}: {name} must be an integer array (int32), got {type(x).__name__} of objects "
                             "(values beyond 64 bits?)")
-    x = _array(fn, name, x)
+    x = as_array(fn, name, x)
     if not jnp.issubdtype(x.dtype, jnp.integer):
         raise TypeError(f"{fn}: {name} must be an integer array (int32), got {_given_dtype(original, x)}")
     if x.ndim != len(shape) or any(e is not None and e != d for d, e in zip(x.shape, shape)):
@@ -130,7 +131,7 @@ def _clamp_to_int32(xp, x):
 def c_operand(fn: str, c, shape: tuple[int, ...]):
     if c is None:
         return None
-    original, c = c, _array(fn, "c", c)
+    original, c = c, as_array(fn, "c", c)
     if c.dtype not in C_DTYPES:
         raise TypeError(f"{fn}: c must be float32, bfloat16 or float16, got {_given_dtype(original, c)}")
     if tuple(c.shape) != tuple(shape):

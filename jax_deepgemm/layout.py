@@ -37,7 +37,7 @@ def get_tma_aligned_size(x: int, element_size: int) -> int:
 def get_mn_major_tma_aligned_tensor(scale: ArrayLike) -> jax.Array:
     """A scale [..., MN, kb] ready for the kernels: float32, logical shape kept (see the module docstring)."""
     fn = "get_mn_major_tma_aligned_tensor"
-    shape = check._array(fn, "scale", scale).shape
+    shape = check.as_array(fn, "scale", scale).shape
     if len(shape) not in (2, 3):
         raise ValueError(f"{fn}: scale must be [MN, kb] or [G, MN, kb], got shape {shape}")
     return check.scale(fn, "scale", scale, {"[..., MN, kb]": shape})

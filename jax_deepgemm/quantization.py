@@ -89,7 +89,7 @@ def dequantize(pair: QuantizedPair, *, block: tuple[int, int] | None = None) -> 
         raise TypeError(f"{fn}: pair must be a (data, scale) tuple, got {type(pair).__name__}")
     for name, x, allowed, wanted in (("pair[0] (data)", pair[0], check.FP8_DTYPES, "float8_e4m3fn or float8_e5m2"),
                                      ("pair[1] (scale)", pair[1], check.SCALE_DTYPES, "float32 or float8_e8m0fnu")):
-        array = check._array(fn, name, x)
+        array = check.as_array(fn, name, x)
         if array.dtype not in allowed:
             raise TypeError(f"{fn}: {name} must be {wanted}, got {check._given_dtype(x, array)}")
     data, scale = jnp.asarray(pair[0]), jnp.asarray(pair[1])

@@ -7,13 +7,13 @@ import operator
 
 import jax
 
-from .._checks import WIDE_FLOAT_DTYPES, _array
+from .._checks import WIDE_FLOAT_DTYPES, as_array
 
 
 def floating(fn: str, name: str, x, shape: tuple[int | str, ...] | None = None, *, described: str = "",
              allow_empty: bool = False) -> jax.Array:
     """A float array (not FP8). `shape` entries are ints (must match) or names (any size, used in the message)."""
-    x = _array(fn, name, x)  # (NumPy arrays and lists too, as every public function takes them; no scalars)
+    x = as_array(fn, name, x)  # (NumPy arrays and lists too, as every public function takes them; no scalars)
     if x.dtype not in WIDE_FLOAT_DTYPES:
         raise TypeError(f"{fn}: {name} must be float32/bfloat16/float16, got {x.dtype}")
     if shape is not None:

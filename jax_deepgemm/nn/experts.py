@@ -10,7 +10,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from .._checks import _array
+from .._checks import as_array
 from .._permutation import inverse_permutation, sum_token_slots
 from .._types import ArrayLike, DTypeLike
 from ..differentiable import dispatched_ragged_dot, moe_ffn, ragged_dot
@@ -58,7 +58,7 @@ def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str, h
 
 
 def _integer_vector(fn: str, name: str, v, length: int, described: str) -> jax.Array:
-    v = _array(fn, name, v)
+    v = as_array(fn, name, v)
     if not jnp.issubdtype(v.dtype, jnp.integer):
         raise TypeError(f"{fn}: {name} must be an integer array, got {v.dtype}")
     if v.shape != (length,):

@@ -346,7 +346,8 @@ def test_explicit_sharding_types_of_the_layers():
 def test_shard_map_over_some_axes_leaves_the_others_explicit():
     """A shard_map over one axis of a 2-D mesh whose other axis is Explicit: inside, the calls make only that other
     axis Auto (the manual one cannot be), so the GEMMs and fp8_dot run on weights split over it. (The gradient of
-    fp8_dot there is left out: JAX refuses to close a shard_map over an input split on an Explicit axis.)"""
+    fp8_dot taken outside the shard_map is left out: JAX refuses to close a shard_map over an input split on an
+    Explicit axis. Taken inside the body, it works and comes typed like the weight.)"""
     mesh = jax.make_mesh((2, D // 2), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=_devices())
     x, w = randn(33, (D * 8, 256)), randn(34, (256, D * 16))
     (a_data, a_scale), (b_data, b_scale) = q_lhs(x), q_rhs(w.T)
@@ -363,6 +364,16 @@ def test_shard_map_over_some_axes_leaves_the_others_explicit():
     assert jax.typeof(dot).sharding.spec == P("dp", "tp")
     _close(dot, jax.jit(dg.fp8_dot)(x, w), exact=False)  # (float32 out: XLA may order the reference's sums otherwise)
     _close(gemm, jax.jit(dg.fp8_gemm_nt)((a_data, a_scale), (b_data, b_scale)), exact=True)
+
+    def weight_grad(x, w):
+        return jax.grad(lambda w: jnp.sum(dg.fp8_dot(x, w)))(w)  # (w invariant over dp: its gradient is the sum)
+
+    with jax.set_mesh(mesh):
+        grad_w = jax.jit(jax.shard_map(weight_grad, in_specs=(P("dp"), P()), out_specs=P(), axis_names={"dp"}))(
+            *operands[:2])
+    assert jax.typeof(grad_w).sharding.spec == P(None, "tp")
+    per_shard = [jax.jit(jax.grad(lambda w, x=x: jnp.sum(dg.fp8_dot(x, w))))(w) for x in jnp.split(x, 2)]
+    _close(grad_w, per_shard[0] + per_shard[1], exact=False)
 
 
 # ---------------------------------------------------------------- shard_map and pmap: the op shard by shard

@@ -128,7 +128,7 @@ def _clamp_to_int32(xp, x):
     return xp.clip(x, xp.asarray(info.min, x.dtype), xp.asarray(info.max, x.dtype))
 
 
-def c_operand(fn: str, c, shape: tuple[int, ...]):
+def c_operand(fn: str, c, shape: tuple[int, ...]) -> jax.Array | None:
     if c is None:
         return None
     original, c = c, as_array(fn, "c", c)

@@ -83,7 +83,7 @@ def warmup(program: Callable[..., Any] | jax.export.Exported, *args: Any, num_sm
             raise ValueError(f"warmup: {what}")
         warnings.warn(f"warmup: some of {what}", RuntimeWarning, stacklevel=2)
     present = runtime.cuda_devices()
-    results = {}  # kernel name -> its first call's result
+    results: dict[str, dict] = {}  # kernel name -> its first call's result
     for target, attrs in calls:
         if target == FP8_GEMM_TARGET:
             info = _compile_gemm(ext, attrs, num_sms, hbm_gbs, present)

@@ -100,11 +100,12 @@ def dequantize(pair: QuantizedPair, *, block: tuple[int, int] | None = None) -> 
     per_block = lead + (ceil_div(rows, BLOCK), ceil_div(k, BLOCK))
     if block is None:
         block = (1, BLOCK) if scale.shape == per_token else (BLOCK, BLOCK)
-    block = tuple(block) if isinstance(block, (tuple, list)) else block
-    expected = {(1, BLOCK): per_token, (BLOCK, BLOCK): per_block}.get(block) if isinstance(block, tuple) else None
-    if expected is None:
+    shapes = {(1, BLOCK): per_token, (BLOCK, BLOCK): per_block}  # each block's scale shape
+    chosen = next((b for b in shapes if isinstance(block, (tuple, list)) and tuple(block) == b), None)  # (or a list)
+    if chosen is None:
         raise ValueError(f"{fn}: block must be (1, 128) or (128, 128), got {block}")
+    expected = shapes[chosen]
     if scale.shape != expected:
         raise ValueError(f"{fn}: pair[1] (scale) has shape {scale.shape}; expected {expected} for data {data.shape} "
                          f"and block {block}")
-    return data.astype(jnp.float32) * expand_scale(scale, block, data.shape)
+    return data.astype(jnp.float32) * expand_scale(scale, chosen, data.shape)

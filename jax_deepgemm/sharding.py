@@ -28,6 +28,7 @@ per-row b_scale [N, kb] with N, and every kb with K in 128-column blocks.
 from __future__ import annotations
 
 import math
+from typing import Any
 from functools import partial
 
 import jax.numpy as jnp
@@ -54,6 +55,11 @@ _LAYOUTS = {
 # k-grouped K (its segments are device data).
 _SPLITTABLE = {"dense": "mnk", "contiguous": "mnk", "ragged": "mnk", "masked": "gmnk", "k_grouped": "gmn"}
 _BASE = {"kb": "k", "nb": "n"}
+
+
+def _base(factor: str) -> str:
+    """The dimension a factor splits: K's and N's 128-wide blocks split as K and N."""
+    return _BASE.get(factor, factor)
 
 
 class _Call:
@@ -103,21 +109,22 @@ class _Call:
         if n_blocks:
             compound["n"] = CompoundFactor("nb", "nt")
         mapping = lambda names: ArrayMapping(*(compound.get(f, f) for f in names))  # noqa: E731
-        order = []  # factors in order of appearance: Shardy wants the special factors listed in that order
+        order: list[str] = []  # factors in order of appearance: Shardy wants the special factors listed in that order
         for names in self.operands + (self.result,):
             for f in names:
                 for part in compound.get(f, (f,)):
                     order += [part] if part not in order else []
         used = set(order)
-        whole = lambda f: _BASE.get(f, f) in _SPLITTABLE[self.kind] and f not in ("kt", "nt")  # noqa: E731
+        whole = lambda f: _base(f) in _SPLITTABLE[self.kind] and f not in ("kt", "nt")  # noqa: E731
         unsplittable = self.unsplittable(axis_sizes)
-        replicated = {f for f in used if not whole(f) or _BASE.get(f, f) in unsplittable}
+        replicated = {f for f in used if not whole(f) or _base(f) in unsplittable}
         if not k_blocks:
             replicated |= {f for f in ("k", "kb") if f in used}
         if self.block_n and not n_blocks:
             replicated |= {"n", "nb"}
         reduction = tuple(f for f in ("kb",) if f in used and f not in replicated and "k" not in self.result)
-        sizes = {f: BLOCK for f in ("kt", "nt") if f in used}
+        # (typed Any: a type checker would match **sizes against every keyword of SdyShardingRule)
+        sizes: dict[str, Any] = {f: BLOCK for f in ("kt", "nt") if f in used}
         return SdyShardingRule(tuple(mapping(n) for n in self.operands), (mapping(self.result),),
                                reduction_factors=reduction,
                                need_replication_factors=tuple(f for f in order if f in replicated),
@@ -130,9 +137,10 @@ class _Call:
         for names, spec in specs:
             for f, entry in zip(names, tuple(spec) + (None,) * (len(names) - len(spec))):
                 axes = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-                if axes and _BASE.get(f, f) not in found:
-                    found[_BASE.get(f, f)] = axes
-        kept, used = {}, set()
+                if axes and _base(f) not in found:
+                    found[_base(f)] = axes
+        kept: dict[str, tuple] = {}
+        used: set[str] = set()
         for f in ("g", "m", "n", "k"):
             axes = found.get(f, ())
             count = math.prod(mesh.shape[a] for a in axes)
@@ -143,7 +151,7 @@ class _Call:
 
 
 def _spec(names, axes) -> PartitionSpec:
-    return PartitionSpec(*(axes.get(_BASE.get(f, f)) for f in names))
+    return PartitionSpec(*(axes.get(_base(f)) for f in names))
 
 
 def _local(kind, family, axes, counts, params, *ops):
@@ -239,9 +247,9 @@ def _kept_whole(op, names, unsplittable, mesh):
     arrive split along part of a mesh axis (Shardy propagates, e.g., 8-way split tokens into the 2 K blocks of a
     weight gradient's scales), which custom_partitioning cannot take in; pinning those dimensions makes Shardy
     gather them first."""
-    if not any(_BASE.get(f, f) in unsplittable for f in names):
+    if not any(_base(f) in unsplittable for f in names):
         return op
-    spec = PartitionSpec(*(None if _BASE.get(f, f) in unsplittable else PartitionSpec.UNCONSTRAINED for f in names))
+    spec = PartitionSpec(*(None if _base(f) in unsplittable else PartitionSpec.UNCONSTRAINED for f in names))
     auto = mesh.update_axis_types({a: AxisType.Auto for a in mesh.axis_names})  # as the partitioned call runs
     return lax.with_sharding_constraint(op, NamedSharding(auto, spec))
 

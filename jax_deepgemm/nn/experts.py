@@ -19,7 +19,8 @@ from ..swiglu import swiglu
 from ._validate import floating, static_int
 
 
-def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: int = 1, axis_name=None):
+def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: int = 1,
+                   axis_name=None) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array, int]:
     """Validates the MoE operands; returns them as arrays, x both as given ([..., D]) and flattened to [T, D] (so
     x, x2, ...), and top_k as an int.
 
@@ -43,7 +44,8 @@ def check_moe_args(fn: str, x, router_w, w_gate_up, w_down, top_k, *, devices: i
     return x, x.reshape(-1, d), router_w, w_gate_up, w_down, top_k
 
 
-def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str, held_text: str = "E"):
+def _check_expert_weights(fn: str, d: int, w_gate_up, w_down, held: int | str,
+                          held_text: str = "E") -> tuple[jax.Array, jax.Array]:
     """w_gate_up [held, D, 2F] (2F even) and w_down [held, F, D] as float arrays; `held` an int or "E" (any)."""
     wanted = f"{held_text} = {held}, " if isinstance(held, int) else ""
     w_gate_up = floating(fn, "w_gate_up", w_gate_up, (held, d, "2F"),
@@ -141,6 +143,7 @@ def expert_ffn(rows: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, group_s
             gate_up = grouped(dispatch(rows, *gather), w_gate_up)
         gate, up = jnp.split(gate_up, 2, axis=-1)
         return grouped(jax.nn.silu(gate) * up, w_down)
+    assert gather is not None  # (combine without gather was refused above)
     order, top_k = gather
     if jnp.shape(combine) != (rows.shape[0], top_k):
         raise ValueError(f"expert_ffn: combine must be the weights [T, top_k] = [{rows.shape[0]}, {top_k}] of rows "
@@ -149,7 +152,7 @@ def expert_ffn(rows: ArrayLike, w_gate_up: ArrayLike, w_down: ArrayLike, group_s
     row_weights = permute_rows(jnp.reshape(combine, (-1, 1)).astype(jnp.float32), order)[:, 0]
     if fp8:
         return moe_ffn(rows, order, top_k, w_gate_up, w_down, group_sizes, row_weights)
-    h = swiglu(grouped(dispatch(rows, *gather), w_gate_up), row_weights, rows.dtype)
+    h = swiglu(grouped(dispatch(rows, order, top_k), w_gate_up), row_weights, rows.dtype)
     return sum_slots(grouped(h, w_down), order, top_k)
 
 

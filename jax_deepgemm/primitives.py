@@ -69,7 +69,8 @@ def operand_spec(x) -> tuple | None:
 def distinct_axes(*entries) -> PartitionSpec:
     """A result's spec from its dimensions' operand entries: a mesh axis already used by an earlier dimension leaves
     the later one unsplit (a result splits each axis once)."""
-    used, out = set(), []
+    used: set[str] = set()
+    out = []
     for entry in entries:
         names = set(entry if isinstance(entry, tuple) else () if entry is None else (entry,))
         out.append(None if names & used else entry)
@@ -88,22 +89,68 @@ def auto_axes_if_explicit(result_spec: Callable):
     def decorate(op):
         @wraps(op)
         def run(*args, **kwargs):
-            explicit = tuple(jax.sharding.get_abstract_mesh().explicit_axes)
-            spec = result_spec(*args, **kwargs) if explicit else None
+            mesh = jax.sharding.get_abstract_mesh()
+            spec = result_spec(*args, **kwargs) if mesh.explicit_axes else None
             if spec is None:
                 return op(*args, **kwargs)
             leaves, tree = jax.tree.flatten((args, kwargs))
             traced = [isinstance(leaf, (jax.Array, np.ndarray)) for leaf in leaves]
-
-            def with_arrays(*arrays):
-                given = iter(arrays)
-                a, k = jax.tree.unflatten(tree, [next(given) if t else leaf for leaf, t in zip(leaves, traced)])
-                return op(*a, **k)
-
             arrays = [leaf for leaf, t in zip(leaves, traced) if t]
-            return jax.sharding.auto_axes(with_arrays, axes=explicit, out_sharding=spec)(*arrays)
+            statics = tuple(_TRACED if t else leaf for leaf, t in zip(leaves, traced))
+            if mesh.manual_axes:
+                with jax.disable_jit(False):  # (see _auto_axes_in_shard_map)
+                    return _auto_axes_in_shard_map(op, tuple(mesh.explicit_axes), spec, tree, statics, *arrays)
+            return jax.sharding.auto_axes(partial(_with_arrays, op, tree, statics), axes=tuple(mesh.explicit_axes),
+                                          out_sharding=spec)(*arrays)
         return run
     return decorate
+
+
+_TRACED = object()  # an operand's place among an op's arguments, in `statics` below
+
+
+def _with_arrays(op: Callable, tree, statics: tuple, *arrays):
+    """op called with its arguments rebuilt: the static ones from `statics`, the arrays in the _TRACED places."""
+    given = iter(arrays)
+    args, kwargs = jax.tree.unflatten(tree, [next(given) if leaf is _TRACED else leaf for leaf in statics])
+    return op(*args, **kwargs)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4), inline=True)
+def _auto_axes_in_shard_map(op: Callable, explicit: tuple, spec, tree, statics: tuple, *arrays):
+    """auto_axes inside a shard_map over some of the mesh's axes, the others Explicit. The gradient is one custom
+    VJP outside the Auto region, whose backward re-runs op's forward and VJP inside one (typing the gradients as
+    the operands) from the operands alone: residuals made inside the region would come back, when a gradient is
+    taken outside the shard_map, typed on the outer mesh into the region's, which JAX refuses; operands enter the
+    region through auto_axes. The forward's unused results (the product itself) are dead code in the backward, so
+    what runs twice is the operands' quantization (and a layer's intermediate activations). The jit (inlined into
+    any program that traces it) makes an eager shard_map trace the region whole: op by op, it refuses auto_axes."""
+    fn = partial(_with_arrays, op, tree, statics)
+    differentiable = [i for i, a in enumerate(arrays) if jnp.issubdtype(a.dtype, jnp.inexact)]
+
+    def fn_of_differentiable(arrays, *chosen):
+        given = list(arrays)
+        for i, x in zip(differentiable, chosen):
+            given[i] = x
+        return fn(*given)
+
+    @jax.custom_vjp
+    def call(*arrays):
+        return jax.sharding.auto_axes(fn, axes=explicit, out_sharding=spec)(*arrays)
+
+    def call_fwd(*arrays):
+        return call(*arrays), arrays
+
+    def call_bwd(arrays, cotangent):
+        def grads(cotangent, *arrays):
+            _, vjp = jax.vjp(partial(fn_of_differentiable, arrays), *(arrays[i] for i in differentiable))
+            return vjp(cotangent)
+        specs = tuple(jax.typeof(arrays[i]).sharding.spec for i in differentiable)
+        found = iter(jax.sharding.auto_axes(grads, axes=explicit, out_sharding=specs)(cotangent, *arrays))
+        return tuple(next(found) if i in differentiable else None for i in range(len(arrays)))
+
+    call.defvjp(call_fwd, call_bwd)
+    return call(*arrays)
 
 
 # ---- varying manual axes (shard_map with check_vma=True) ----

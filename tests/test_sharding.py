@@ -5,6 +5,7 @@ False) and pmap of every op, forward and gradients, equal the op applied shard b
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import jax
@@ -14,7 +15,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 
 import jax_deepgemm as dg
-from jax_deepgemm import differentiable
+from jax_deepgemm import differentiable, nn
 from conftest import BF16, CPU_DEVICES, F32, cosine, q_lhs, q_lhs_batched, q_rhs, q_rhs_batched, randn, to64
 
 D = CPU_DEVICES
@@ -345,9 +346,8 @@ def test_explicit_sharding_types_of_the_layers():
 
 def test_shard_map_over_some_axes_leaves_the_others_explicit():
     """A shard_map over one axis of a 2-D mesh whose other axis is Explicit: inside, the calls make only that other
-    axis Auto (the manual one cannot be), so the GEMMs and fp8_dot run on weights split over it. (The gradient of
-    fp8_dot taken outside the shard_map is left out: JAX refuses to close a shard_map over an input split on an
-    Explicit axis. Taken inside the body, it works and comes typed like the weight.)"""
+    axis Auto (the manual one cannot be), so the GEMMs and fp8_dot run on weights split over it. A gradient taken
+    inside the body comes typed like the weight (its gradients taken outside: the next test)."""
     mesh = jax.make_mesh((2, D // 2), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=_devices())
     x, w = randn(33, (D * 8, 256)), randn(34, (256, D * 16))
     (a_data, a_scale), (b_data, b_scale) = q_lhs(x), q_rhs(w.T)
@@ -374,6 +374,60 @@ def test_shard_map_over_some_axes_leaves_the_others_explicit():
     assert jax.typeof(grad_w).sharding.spec == P(None, "tp")
     per_shard = [jax.jit(jax.grad(lambda w, x=x: jnp.sum(dg.fp8_dot(x, w))))(w) for x in jnp.split(x, 2)]
     _close(grad_w, per_shard[0] + per_shard[1], exact=False)
+
+
+def _op_inside_a_partial_shard_map(name):
+    """(op, operands, their specs inside the body (over dp), their outer specs (dp and the Explicit tp))."""
+    t, d, e, f = D * 8, 256, 4, 128
+    x, router = randn(40, (t, d)), 0.1 * randn(41, (d, e))
+    w_gate_up, w_down = 0.05 * randn(42, (e, d, 2 * f)), 0.05 * randn(43, (e, f, d))
+    sizes = jnp.asarray([9, 0, 13, 7], jnp.int32)
+    return {
+        "fp8_dot": (dg.fp8_dot, (x, randn(44, (d, 256))), (P("dp"), P()), (P("dp"), P(None, "tp"))),
+        "ragged_dot": (lambda x, w: dg.ragged_dot(x, w, sizes), (x, w_gate_up), (P("dp"), P()),
+                       (P("dp"), P(None, None, "tp"))),
+        "moe": (lambda x, r, wgu, wd: nn.moe(x, r, wgu, wd, top_k=2), (x, router, w_gate_up, w_down),
+                (P("dp"), P(), P(), P()), (P("dp"), P(), P(None, None, "tp"), P(None, "tp"))),
+    }[name]
+
+
+@pytest.mark.parametrize("mode", ["jit", "eager", "disable_jit"])
+@pytest.mark.parametrize("name", ["fp8_dot", "ragged_dot", "moe"])
+def test_gradients_taken_outside_a_shard_map_over_some_axes(name, mode):
+    """The gradient of a loss through a shard_map over dp of a (dp, tp) mesh, tp Explicit, taken outside it: each
+    operand's gradient is typed like the operand and equals the gradient taken inside the body (check_vma sums the
+    replicated weights' over dp), bit for bit; jitted, eagerly and under jax.disable_jit(). (The op's backward
+    re-runs its forward inside the Auto region: residuals made there would reach JAX typed on the outer mesh, which
+    it refuses. On the CPU the compiled program holds as many products as the one taken inside.)"""
+    op, operands, inner, outer = _op_inside_a_partial_shard_map(name)
+    mesh = jax.make_mesh((2, D // 2), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=_devices())
+    argnums = tuple(range(len(operands)))
+
+    def loss(*args):
+        return jnp.sum(jax.shard_map(op, in_specs=inner, out_specs=P("dp"), axis_names={"dp"})(*args) ** 2)
+
+    def inside(*args):
+        return jax.grad(lambda *a: jnp.sum(op(*a) ** 2), argnums=argnums)(*args)
+
+    with jax.set_mesh(mesh):
+        placed = _put(operands, outer, mesh)
+        inside_program = jax.shard_map(inside, in_specs=inner, out_specs=inner, axis_names={"dp"})
+        want = jax.jit(inside_program)(*placed)
+        outside = jax.grad(loss, argnums=argnums)
+        if mode == "jit":
+            got = jax.jit(outside)(*placed)
+            # XLA drops the backward's dead forward product and merges what it re-runs with the forward's
+            programs = [jax.jit(f).lower(*placed).compile().as_text() for f in (outside, inside_program)]
+            assert len(re.findall(r" dot\(", programs[0])) == len(re.findall(r" dot\(", programs[1])) > 0
+        elif mode == "eager":
+            got = outside(*placed)
+        else:
+            with jax.disable_jit():
+                got = outside(*placed)
+    for g, w, operand in zip(got, want, placed):
+        assert jax.typeof(g).sharding.spec == jax.typeof(operand).sharding.spec
+        np.testing.assert_array_equal(g, w)
+        assert np.abs(to64(g)).max() > 0
 
 
 # ---------------------------------------------------------------- shard_map and pmap: the op shard by shard

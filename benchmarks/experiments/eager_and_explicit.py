@@ -1,7 +1,8 @@
-"""The differentiable ops called eagerly inside shard_map and under Explicit mesh axes, with the kernels (NOTES 163):
-each against the same program under jit, bit for bit, on this process's GPUs (one is enough: a mesh of one device
-still runs shard_map's eager trace and the Explicit-axes path). Prints one line per case, then the eager and jitted
-times of fp8_dot (the inlined jit makes an eager call one compiled program)."""
+"""The differentiable ops called eagerly inside shard_map and under Explicit mesh axes, with the kernels (NOTES 163,
+165): each against the same program under jit (a gradient taken outside a shard_map over some axes: against the one
+taken inside), bit for bit, on this process's GPUs (one is enough: a mesh of one device still runs shard_map's eager
+trace and the Explicit-axes path). Prints one line per case, then the eager and jitted times of fp8_dot (the inlined
+jit makes an eager call one compiled program)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,26 @@ def main():
     print("explicit axes: gradient types", types)
     ok &= same("explicit axes: fp8_dot gradients", (gx, gw), g(x, w))
     ok &= same("explicit axes: moe", moe_x, jax.jit(partial(nn.moe, top_k=2))(x, router_w, w_gate_up, w_down))
+
+    # A shard_map over dp, tp Explicit: the gradient taken outside it (jitted and eagerly) against the one inside.
+    partial_mesh = jax.make_mesh((n, 1), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=devices)
+    with jax.set_mesh(partial_mesh):
+        xs = jax.device_put(x, NamedSharding(partial_mesh, P("dp")))
+        ws = jax.device_put(w, NamedSharding(partial_mesh, P(None, "tp")))
+        body = partial(jax.shard_map, in_specs=(P("dp"), P()), axis_names={"dp"})
+        loss = lambda x, w: jnp.sum(body(dg.fp8_dot, out_specs=P("dp"))(x, w).astype(jnp.float32) ** 2)  # noqa: E731
+        outside = jax.grad(loss, argnums=(0, 1))
+        inside = jax.jit(body(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w).astype(jnp.float32) ** 2),
+                                       argnums=(0, 1)), out_specs=(P("dp"), P())))
+        want = inside(xs, ws)
+        ok &= same("partial shard_map: gradient outside, jitted", jax.jit(outside)(xs, ws), want)
+        ok &= same("partial shard_map: gradient outside, eager", outside(xs, ws), want)
+        # XLA should drop the backward's dead forward product and merge its quantization with the forward's.
+        for name, f in (("outside", jax.jit(outside)), ("inside", inside)):
+            hlo = f.lower(xs, ws).compile().as_text()
+            calls = {target: hlo.count(f'custom_call_target="{target}"') for target in ("jdg_fp8_gemm",
+                                                                                        "jdg_fp8_quantize_t")}
+            print(f"partial shard_map: gradient {name}: compiled kernel calls {calls}")
 
     jitted = jax.jit(dg.fp8_dot)
     for name, f in (("eager", dg.fp8_dot), ("jit", jitted)):

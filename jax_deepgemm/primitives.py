@@ -49,9 +49,18 @@ class Family:
             # its Manual axes stay manual.)
             avals = [jax.typeof(x) for x in operands]
             spec = sharding.result_spec(self.kind, avals, self.primitive.abstract_eval(*avals, **params)[0], mesh)
-            return jax.sharding.auto_axes(partial(self.primitive.bind, **params), axes=tuple(mesh.explicit_axes),
-                                          out_sharding=spec)(*operands)
+            with jax.disable_jit(False):  # (see _bind_with_auto_axes)
+                return _bind_with_auto_axes(self.primitive, tuple(sorted(params.items())), tuple(mesh.explicit_axes),
+                                            spec, *operands)
         return self.primitive.bind(*operands, **params)
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2, 3), inline=True)
+def _bind_with_auto_axes(primitive: Primitive, params: tuple, explicit: tuple, spec, *operands):
+    """primitive bound with the `explicit` axes made Auto, its result typed `spec`. The jit (inlined into any program
+    that traces it) makes an eager shard_map over the mesh's other axes trace the region whole: op by op, it refuses
+    auto_axes."""
+    return jax.sharding.auto_axes(partial(primitive.bind, **dict(params)), axes=explicit, out_sharding=spec)(*operands)
 
 
 # ---- Explicit mesh axes around whole differentiable ops ----

@@ -346,8 +346,8 @@ def test_explicit_sharding_types_of_the_layers():
 
 def test_shard_map_over_some_axes_leaves_the_others_explicit():
     """A shard_map over one axis of a 2-D mesh whose other axis is Explicit: inside, the calls make only that other
-    axis Auto (the manual one cannot be), so the GEMMs and fp8_dot run on weights split over it. A gradient taken
-    inside the body comes typed like the weight (its gradients taken outside: the next test)."""
+    axis Auto (the manual one cannot be), so the GEMMs and fp8_dot run on weights split over it, jitted or eagerly. A
+    gradient taken inside the body comes typed like the weight (gradients taken outside: the next test)."""
     mesh = jax.make_mesh((2, D // 2), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=_devices())
     x, w = randn(33, (D * 8, 256)), randn(34, (256, D * 16))
     (a_data, a_scale), (b_data, b_scale) = q_lhs(x), q_rhs(w.T)
@@ -361,6 +361,10 @@ def test_shard_map_over_some_axes_leaves_the_others_explicit():
         operands = _put((x, w, a_data, a_scale, b_data, b_scale), (P("dp"), P(None, "tp"), P("dp"), P("dp"),
                                                                    P("tp"), P()), mesh)
         dot, gemm = jax.jit(local)(*operands)
+        eager = local(*operands)  # (eager shard_map traces each op's Auto region whole: op by op it is refused)
+    for got, want in zip(eager, (dot, gemm)):
+        assert jax.typeof(got).sharding.spec == jax.typeof(want).sharding.spec
+        np.testing.assert_array_equal(got, want)
     assert jax.typeof(dot).sharding.spec == P("dp", "tp")
     _close(dot, jax.jit(dg.fp8_dot)(x, w), exact=False)  # (float32 out: XLA may order the reference's sums otherwise)
     _close(gemm, jax.jit(dg.fp8_gemm_nt)((a_data, a_scale), (b_data, b_scale)), exact=True)

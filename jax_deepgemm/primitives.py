@@ -131,9 +131,10 @@ def _auto_axes_in_shard_map(op: Callable, explicit: tuple, spec, tree, statics: 
     VJP outside the Auto region, whose backward re-runs op's forward and VJP inside one (typing the gradients as
     the operands) from the operands alone: residuals made inside the region would come back, when a gradient is
     taken outside the shard_map, typed on the outer mesh into the region's, which JAX refuses; operands enter the
-    region through auto_axes. The forward's unused results (the product itself) are dead code in the backward, so
-    what runs twice is the operands' quantization (and a layer's intermediate activations). The jit (inlined into
-    any program that traces it) makes an eager shard_map trace the region whole: op by op, it refuses auto_axes."""
+    region through auto_axes. In the compiled program XLA drops the backward's dead forward product and merges what
+    it re-runs (the operands' quantization, a layer's activations) with the forward's (tests/test_sharding.py counts
+    the products on the CPU). The jit (inlined into any program that traces it) makes an eager shard_map trace the
+    region whole: op by op, it refuses auto_axes."""
     fn = partial(_with_arrays, op, tree, statics)
     differentiable = [i for i, a in enumerate(arrays) if jnp.issubdtype(a.dtype, jnp.inexact)]
 

@@ -220,6 +220,7 @@ def test_rejects_what_cannot_be_split():
             layer(x, router_w, w_gate_up, w_down, axis_name="ep", capacity_factor=bad)
 
 
+@needs_devices
 def test_no_tokens_give_an_empty_result():
     x, router_w, w_gate_up, w_down = random_moe(17, T, E)
     y = nn.moe(x[:0], router_w, w_gate_up, w_down, top_k=TOP_K, mesh=mesh_1d(), axis_name="ep")

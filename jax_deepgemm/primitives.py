@@ -107,8 +107,10 @@ def auto_axes_if_explicit(result_spec: Callable):
             arrays = [leaf for leaf, t in zip(leaves, traced) if t]
             statics = tuple(_TRACED if t else leaf for leaf, t in zip(leaves, traced))
             if mesh.manual_axes:
+                # (jitted where its Python arguments can key the jit's cache; a set, say, cannot)
+                region = _auto_axes_in_shard_map_jitted if _hashable(statics) else _auto_axes_in_shard_map
                 with jax.disable_jit(False):  # (see _auto_axes_in_shard_map)
-                    return _auto_axes_in_shard_map(op, tuple(mesh.explicit_axes), spec, tree, statics, *arrays)
+                    return region(op, tuple(mesh.explicit_axes), spec, tree, statics, *arrays)
             return jax.sharding.auto_axes(partial(_with_arrays, op, tree, statics), axes=tuple(mesh.explicit_axes),
                                           out_sharding=spec)(*arrays)
         return run
@@ -125,7 +127,14 @@ def _with_arrays(op: Callable, tree, statics: tuple, *arrays):
     return op(*args, **kwargs)
 
 
-@partial(jax.jit, static_argnums=(0, 1, 2, 3, 4), inline=True)
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _auto_axes_in_shard_map(op: Callable, explicit: tuple, spec, tree, statics: tuple, *arrays):
     """auto_axes inside a shard_map over some of the mesh's axes, the others Explicit. The gradient is one custom
     VJP outside the Auto region, whose backward re-runs op's forward and VJP inside one (typing the gradients as
@@ -133,8 +142,8 @@ def _auto_axes_in_shard_map(op: Callable, explicit: tuple, spec, tree, statics: 
     taken outside the shard_map, typed on the outer mesh into the region's, which JAX refuses; operands enter the
     region through auto_axes. In the compiled program XLA drops the backward's dead forward product and merges what
     it re-runs (the operands' quantization, a layer's activations) with the forward's (tests/test_sharding.py counts
-    the products on the CPU). The jit (inlined into any program that traces it) makes an eager shard_map trace the
-    region whole: op by op, it refuses auto_axes."""
+    the products on the CPU). Its jit (`_auto_axes_in_shard_map_jitted`, inlined into any program that traces it)
+    makes an eager shard_map trace the region whole: op by op, it refuses auto_axes."""
     fn = partial(_with_arrays, op, tree, statics)
     differentiable = [i for i, a in enumerate(arrays) if jnp.issubdtype(a.dtype, jnp.inexact)]
 
@@ -161,6 +170,9 @@ def _auto_axes_in_shard_map(op: Callable, explicit: tuple, spec, tree, statics: 
 
     call.defvjp(call_fwd, call_bwd)
     return call(*arrays)
+
+
+_auto_axes_in_shard_map_jitted = jax.jit(_auto_axes_in_shard_map, static_argnums=(0, 1, 2, 3, 4), inline=True)
 
 
 # ---- varying manual axes (shard_map with check_vma=True) ----

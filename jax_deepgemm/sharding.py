@@ -28,8 +28,8 @@ per-row b_scale [N, kb] with N, and every kb with K in 128-column blocks.
 from __future__ import annotations
 
 import math
-from typing import Any
 from functools import partial
+from typing import Any
 
 import jax.numpy as jnp
 from jax import lax

@@ -434,6 +434,21 @@ def test_gradients_taken_outside_a_shard_map_over_some_axes(name, mode):
         assert np.abs(to64(g)).max() > 0
 
 
+def test_unhashable_python_arguments_inside_a_partial_shard_map():
+    """An op's Python arguments key the jit of its Auto region there; one that cannot (ragged_dot's precision,
+    accepted and unused, given as a set) runs the region unjitted inside the caller's jit, with the same result."""
+    mesh = jax.make_mesh((2, D // 2), ("dp", "tp"), axis_types=(AxisType.Explicit,) * 2, devices=_devices())
+    x, rhs, sizes = randn(45, (D * 8, 256)), randn(46, (3, 256, 128)), jnp.asarray([7, 0, 12], jnp.int32)
+
+    def local(precision):
+        return jax.jit(jax.shard_map(lambda x, rhs: dg.ragged_dot(x, rhs, sizes, precision=precision),
+                                     in_specs=(P("dp"), P()), out_specs=P("dp"), axis_names={"dp"}))
+
+    with jax.set_mesh(mesh):
+        operands = _put((x, rhs), (P("dp"), P(None, None, "tp")), mesh)
+        np.testing.assert_array_equal(local({"highest"})(*operands), local(None)(*operands))
+
+
 # ---------------------------------------------------------------- shard_map and pmap: the op shard by shard
 
 def _split(x, spec, i):

@@ -12,9 +12,9 @@
 # where the last round is at most half of the CTAs). Summary and refit: dense_tile_oracle.py $OUT (after both parts
 # ran in two calls: dense_tile_oracle.py FIRST_OUT SECOND_OUT, here, on the folders the device returned).
 #   OUT=dir bash benchmarks/experiments/dense_tile_oracle.sh [first|second|all] [M,N,K ...]
-# `first` runs the model and the five tiles without the split, `second` the five with it: one device call each
-# (estimated from session 106's runs at ~1.5 s per shape and process: ~370 / ~320 s for the 35 default shapes, plus
-# the build); `all` both, over the 600 s a call may take.
+# `first` runs the model and the six tiles without the split, `second` the model (its own machine's reference) and the
+# six with it: one device call each (estimated from session 106's runs at ~1.5 s per shape and process: ~370 / ~370 s
+# for the 35 default shapes, plus the build); `all` both, over the 600 s a call may take.
 # Predicted (written before any run): the model's pick within 3% of the fastest side on about three quarters of the
 # shapes, geometric mean of model / fastest 1.02-1.04; the largest gaps at 2-3 rounds and in single rounds that
 # leave a third of the SMs idle or more (there a split round -15% to -30%); a refit (time per K block and
@@ -30,9 +30,8 @@ for m in 256 512 768 1024 1536 2048 4096; do
 done
 shapes="${*:-$default_shapes}"
 tiles=("128x64" "128x128" "128x160" "128x192" "256x64" "256x128")
-sides=()
+sides=(model)  # (in each part: the second's own reference on its machine)
 if [ "$part" != second ]; then
-  sides+=(model)
   for t in "${tiles[@]}"; do
     sides+=("t$t DG_TUNE_BLOCK_M=${t%x*} DG_TUNE_BLOCK_N=${t#*x} DG_TUNE_TAIL_SPLIT=0")
   done

@@ -1,7 +1,8 @@
-"""The differentiable ops called eagerly inside shard_map and under Explicit mesh axes, with the kernels (NOTES 163,
-165): each against the same program under jit (a gradient taken outside a shard_map over some axes: against the one
-taken inside), bit for bit, on this process's GPUs (one is enough: a mesh of one device still runs shard_map's eager
-trace and the Explicit-axes path). Prints one line per case, then the eager and jitted times of fp8_dot (the inlined
+"""The differentiable ops called eagerly inside shard_map (also under jax.disable_jit()) and under Explicit mesh
+axes, and the raw GEMM eagerly inside a shard_map over some axes, with the kernels (NOTES 163-166): each against the
+same program under jit (a gradient taken outside a shard_map over some axes: against the one taken inside), bit for
+bit, on this process's GPUs (one is enough: a mesh of one device still runs shard_map's eager trace and the
+Explicit-axes path). Prints one line per case, then the eager and jitted times of fp8_dot (the inlined
 jit makes an eager call one compiled program)."""
 
 from __future__ import annotations
@@ -41,12 +42,20 @@ def main():
     auto = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Auto,), devices=devices)
     mapped = jax.shard_map(lambda x, w, rhs: (dg.fp8_dot(x, w), dg.ragged_dot(x, rhs, sizes)), mesh=auto,
                            in_specs=(P("x"), P(), P()), out_specs=(P("x"), P("x")))
-    ok &= same("eager shard_map: fp8_dot, ragged_dot", mapped(x, w, rhs), jax.jit(mapped)(x, w, rhs))
+    mapped_jit = jax.jit(mapped)(x, w, rhs)
+    ok &= same("eager shard_map: fp8_dot, ragged_dot", mapped(x, w, rhs), mapped_jit)
     grads = jax.grad(lambda x, w: jnp.sum(mapped(x, w, rhs)[0].astype(jnp.float32) ** 2), argnums=(0, 1))
-    ok &= same("grad through eager shard_map", grads(x, w), jax.jit(grads)(x, w))
+    grads_jit = jax.jit(grads)(x, w)
+    ok &= same("grad through eager shard_map", grads(x, w), grads_jit)
     layer = partial(nn.moe, top_k=2, mesh=auto, axis_name="x")
-    ok &= same("expert-parallel moe, eager", layer(x, router_w, w_gate_up, w_down),
-               jax.jit(layer)(x, router_w, w_gate_up, w_down))
+    moe_jit = jax.jit(layer)(x, router_w, w_gate_up, w_down)
+    ok &= same("expert-parallel moe, eager", layer(x, router_w, w_gate_up, w_down), moe_jit)
+    # jax.disable_jit() turns off every jit, the one each op calls its custom VJP through too (NOTES 164); against
+    # the jitted programs' arrays above.
+    with jax.disable_jit():
+        ok &= same("disable_jit: eager shard_map fp8_dot, ragged_dot", mapped(x, w, rhs), mapped_jit)
+        ok &= same("disable_jit: grad through eager shard_map", grads(x, w), grads_jit)
+        ok &= same("disable_jit: expert-parallel moe", layer(x, router_w, w_gate_up, w_down), moe_jit)
 
     explicit = jax.make_mesh((n,), ("x",), axis_types=(AxisType.Explicit,), devices=devices)
     with jax.set_mesh(explicit):
@@ -71,8 +80,19 @@ def main():
         inside = jax.jit(body(jax.grad(lambda x, w: jnp.sum(dg.fp8_dot(x, w).astype(jnp.float32) ** 2),
                                        argnums=(0, 1)), out_specs=(P("dp"), P())))
         want = inside(xs, ws)
+        # The raw GEMM's Auto region (Family.bind), eagerly: the quantized pair split over dp, B over tp.
+        (a, sa), (b, sb) = dg.per_token_cast_to_fp8(x), dg.per_block_cast_to_fp8(w.T)
+        gemm_args = [jax.device_put(v, NamedSharding(partial_mesh, spec))
+                     for v, spec in ((a, P("dp")), (sa, P("dp")), (b, P("tp")), (sb, P()))]
+        gemm = jax.shard_map(lambda a, sa, b, sb: dg.fp8_gemm_nt((a, sa), (b, sb)),
+                             in_specs=(P("dp"),) * 2 + (P(),) * 2, out_specs=P("dp"), axis_names={"dp"})
+        gemm_jit = jax.jit(gemm)(*gemm_args)
+        ok &= same("partial shard_map: fp8_gemm_nt eager", gemm(*gemm_args), gemm_jit)
         ok &= same("partial shard_map: gradient outside, jitted", jax.jit(outside)(xs, ws), want)
         ok &= same("partial shard_map: gradient outside, eager", outside(xs, ws), want)
+        with jax.disable_jit():
+            ok &= same("partial shard_map: gradient outside, disable_jit", outside(xs, ws), want)
+            ok &= same("partial shard_map: fp8_gemm_nt, disable_jit", gemm(*gemm_args), gemm_jit)
         # XLA should drop the backward's dead forward product and merge its quantization with the forward's.
         for name, f in (("outside", jax.jit(outside)), ("inside", inside)):
             hlo = f.lower(xs, ws).compile().as_text()

@@ -111,7 +111,9 @@ case "$phase" in
       (
         name=${ids##*_}
         mapfile -t cases <"$ids"  # one test id per line (some hold spaces)
-        timeout -k 5 "${JDG_PAR_LIMIT:-520}" python -I -m pytest "${cases[@]}" -q -rs -p no:cacheprovider 2>&1 |
+        # (a case running past 240 s prints every thread's Python stack: a hang shows where it is, NOTES 166)
+        timeout -k 5 "${JDG_PAR_LIMIT:-520}" python -I -m pytest "${cases[@]}" -q -rs -p no:cacheprovider \
+          -o faulthandler_timeout=240 2>&1 |
           quiet >"$OUT/par/tests_$name.log"
         echo "$name: $(grep -E "passed|failed" "$OUT/par/tests_$name.log" | tail -1)"
         grep -E "^FAILED|^ERROR" "$OUT/par/tests_$name.log" | head -5

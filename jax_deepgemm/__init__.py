@@ -5,6 +5,10 @@ K) as JAX primitives: Hopper (sm_90) kernels JIT-compiled behind XLA FFI custom 
 the same semantics everywhere else. README.md gives an overview; each function's docstring its contract.
 """
 
+import os as _os
+
+from jax.extend import source_info_util as _source_info_util
+
 from .aot import warmup
 from .differentiable import CHECKPOINT_NAMES, fp8_dot, fp8_dots_saveable, ragged_dot
 from .gemm import fp8_gemm_nn, fp8_gemm_nt, fp8_gemm_tn, fp8_gemm_tt
@@ -28,6 +32,11 @@ from .testing import calc_diff
 __version__ = "0.1.0"
 
 register_ffi_targets()  # for programs that hold our calls without this process lowering one (jax.export)
+
+# Like JAX's own, our frames stay out of the Python stacks JAX records for a program's locations (and for the user
+# line its errors name): they point at the caller's code. Our frames there also met a loop in XLA's call inliner (the
+# gradient of ragged_dot under an Explicit mesh axis, compiled after its forward, at one stack depth: NOTES 166).
+_source_info_util.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
 __all__ = [
     "CHECKPOINT_NAMES",

@@ -20,11 +20,6 @@ import pytest
 CPU_DEVICES = 8
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     jax.config.update("jax_num_cpu_devices", CPU_DEVICES)
-# XLA's call inliner can loop forever on the stack frames JAX puts in a program's locations: the gradient of ragged_dot
-# under an Explicit mesh axis, traced after its forward, at one particular Python stack depth (NOTES 166,
-# benchmarks/experiments/xla_stack_frame_hang.py); which tests meet that depth depends on the order they run in.
-# Without the frames XLA compiles them; nothing here reads them.
-jax.config.update("jax_include_full_tracebacks_in_locations", False)
 
 # The suite tests the installed package (`./dev.sh test` installs it; `pip install -e .` for development): the source
 # tree is deliberately not put on sys.path, where it would shadow the installed compiled extension.

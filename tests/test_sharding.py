@@ -5,6 +5,7 @@ False) and pmap of every op, forward and gradients, equal the op applied shard b
 
 from __future__ import annotations
 
+import os
 import re
 from functools import partial
 
@@ -308,6 +309,25 @@ def test_explicit_sharding_types_of_the_differentiable_ops(name, fn, specs, out_
     _close(eager, want_out, exact)
     _close(gx, want_gx, exact=False)  # (the cotangent's K split or psum: float32 sums in another order)
     _close(gw, want_gw, exact=False)
+
+
+def test_locations_name_the_callers_lines_not_the_packages():
+    """The package's frames stay out of the Python stacks JAX writes into a program's locations, as JAX's own do: the
+    ops' equations point at the caller's line. With them in, XLA's call inliner looped forever on the gradient of
+    ragged_dot below, compiled after its forward, at one stack depth (NOTES 166,
+    benchmarks/experiments/xla_stack_frame_hang.py); which depth moves with any code change, so this checks the
+    frames instead."""
+    fn = EXPLICIT_DIFFERENTIABLE_CASES[4][1]  # ragged_dot lhs over M
+    grad = jax.grad(lambda x, w: jnp.sum(fn(x, w) ** 2), argnums=(0, 1))
+    mesh = _explicit_mesh()
+    with jax.set_mesh(mesh):
+        operands = _put((randn(27, _X), randn(28, _RHS)), (P("x"), P()), mesh)
+        jax.jit(fn)(*operands)
+        text = jax.jit(grad).trace(*operands).lower().as_text(debug_info=True)
+        package = os.path.dirname(os.path.abspath(dg.__file__))
+        assert os.path.abspath(__file__) in text  # the caller's frames are there
+        assert package not in text, [line for line in text.splitlines() if package in line][:3]
+        jax.jit(grad)(*operands)  # (compiles: the case that looped)
 
 
 def test_explicit_sharding_types_of_the_layers():

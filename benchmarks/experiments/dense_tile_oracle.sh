@@ -30,7 +30,7 @@ for m in 256 512 768 1024 1536 2048 4096; do
 done
 shapes="${*:-$default_shapes}"
 tiles=("128x64" "128x128" "128x160" "128x192" "256x64" "256x128")
-sides=(model)  # (in each part: the second's own reference on its machine)
+sides=(model)  # (in both parts: each part's reference on its own machine)
 if [ "$part" != second ]; then
   for t in "${tiles[@]}"; do
     sides+=("t$t DG_TUNE_BLOCK_M=${t%x*} DG_TUNE_BLOCK_N=${t#*x} DG_TUNE_TAIL_SPLIT=0")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._types import ArrayLike, QuantizedPair
 
@@ -27,8 +28,14 @@ def ceil_to_ue8m0(scale: ArrayLike) -> jax.Array:
     return jnp.ldexp(jnp.ones_like(scale), exponent)
 
 
+# amax / 448 as XLA compiles a division by that constant: a product with its float32 reciprocal (within an ulp of
+# the quotient), written out so that every way of running the helpers agrees: jitted, and eagerly, where JAX 0.12.1
+# divides exactly; the quantization kernels compute the same product (cuda/jax_deepgemm/fp8_cast.cuh).
+_INV_FP8_MAX = np.float32(1.0 / FP8_MAX)
+
+
 def _scale_from_amax(amax: jax.Array, use_ue8m0: bool) -> jax.Array:
-    scale = jnp.maximum(amax, _AMAX_FLOOR) / FP8_MAX
+    scale = jnp.maximum(amax, _AMAX_FLOOR) * _INV_FP8_MAX
     return ceil_to_ue8m0(scale) if use_ue8m0 else scale
 
 

@@ -317,7 +317,7 @@ def test_locations_name_the_callers_lines_not_the_packages():
     ragged_dot below, compiled after its forward, at one stack depth (NOTES 166,
     benchmarks/experiments/xla_stack_frame_hang.py); which depth moves with any code change, so this checks the
     frames instead."""
-    fn = EXPLICIT_DIFFERENTIABLE_CASES[4][1]  # ragged_dot lhs over M
+    fn = next(case[1] for case in EXPLICIT_DIFFERENTIABLE_CASES if case[0] == "ragged_dot lhs over M")
     grad = jax.grad(lambda x, w: jnp.sum(fn(x, w) ** 2), argnums=(0, 1))
     mesh = _explicit_mesh()
     with jax.set_mesh(mesh):

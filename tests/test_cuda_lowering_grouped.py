@@ -174,15 +174,16 @@ def _have_nvrtc():
     ("k_grouped", 100, 130, 384, 3, {"b_scale_per_row": True, "out_f32": False}),
 ])
 def test_grouped_kernels_compile_nvrtc(grouping, m, n, k, g, options, monkeypatch, tmp_path):
-    # (problems no other test compiles: the process's in-memory kernel cache would answer for one compiled before,
-    # whatever the cache directory)
+    # (problems no other test file compiles, but with an sm_90 GPU as the default device another file's cases may
+    # run this very kernel first in the same process, and then the in-memory cache answers whatever the cache
+    # directory: its key holds the compiler's identity, so such a kernel was compiled by NVRTC as well)
     monkeypatch.setenv("DG_JIT_USE_NVRTC", "1")
     monkeypatch.setenv("DG_JIT_CACHE_DIR", str(tmp_path))
     r = _ext.compile_fp8_gemm("sm_90a", m, n, k, 132, grouping=grouping, num_groups=g, **options)
     assert r["kernel"].startswith(f"jdg_fp8_gemm_{grouping}_n{n}_k{k}_")
     modes = ["contiguous", "ragged", "masked", "k_grouped"]
     assert f"#define JDG_GROUPED_MODE {modes.index(grouping) + 1}" in r["source"]
-    assert r["cache"] == "compiled" and r["compiler"].startswith("NVRTC") and r["cubin_size"] > 0
+    assert r["cache"] in ("compiled", "memory") and r["compiler"].startswith("NVRTC") and r["cubin_size"] > 0
     # Dense kernels keep their names and sources (no grouped macro), so their cache entries stay valid.
     dense = _ext.compile_fp8_gemm("sm_90a", 256, 512, 256, 132)
     assert "GROUPED" not in dense["source"] and not any(x in dense["kernel"] for x in ("contiguous", "ragged",

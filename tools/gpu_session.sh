@@ -91,12 +91,15 @@ case "$phase" in
     # 3: the files that neither 1, 2, `training` nor `multi` runs, most of them written for the CPU reference (CI);
     # their ops run the kernels wherever an sm_90 GPU is the default device (each log's summary says whether they
     # did): the oracle and hostile-data checks, layouts, quantization, validation, the layers (flax and equinox must
-    # be importable: they are on the device machine), the JIT runtime and the kernels' compiles.
+    # be importable: they are on the device machine), the JIT runtime and the kernels' compiles, control flow, JAX's
+    # global modes, the SwiGLU kernels. Every test file is in some phase (tests/test_gpu_phases.py checks that).
     cpu_suite=(tests/test_dense.py tests/test_grouped.py tests/test_hostile_data.py tests/test_quantization.py
                tests/test_layout.py tests/test_permutation.py tests/test_validation.py tests/test_bad_inputs.py
                tests/test_sharding.py tests/test_nn_flax.py tests/test_nn_equinox.py tests/test_cli.py
                tests/test_bench_trace.py tests/test_jit_cache.py tests/test_jit_runtime.py
-               tests/test_cuda_lowering_grouped.py tests/cuda/test_kernel_compile.py tests/cuda/test_generated_sources.py)
+               tests/test_cuda_lowering_grouped.py tests/cuda/test_kernel_compile.py tests/cuda/test_generated_sources.py
+               tests/test_control_flow.py tests/test_jax_modes.py tests/test_swiglu.py tests/test_sass_hints.py
+               tests/test_typing.py tests/test_warmup.py tests/test_sanitize_runs.py tests/test_gpu_phases.py)
     case "$group" in
       1) files=(tests/test_gpu_configs.py) procs=14 ;;
       2) files=("${others[@]}") procs=10 ;;

@@ -33,9 +33,10 @@ __version__ = "0.1.0"
 
 register_ffi_targets()  # for programs that hold our calls without this process lowering one (jax.export)
 
-# Like JAX's own, our frames stay out of the Python stacks JAX records for a program's locations (and for the user
-# line its errors name): they point at the caller's code. Our frames there also met a loop in XLA's call inliner (the
-# gradient of ragged_dot under an Explicit mesh axis, compiled after its forward, at one stack depth: NOTES 166).
+# Like JAX's own, our frames stay out of the Python stacks JAX records for a program's locations: they point at the
+# caller's code (tests/test_sharding.py checks the lowered program's). Our frames there also met a loop in XLA's call
+# inliner (the gradient of ragged_dot under an Explicit mesh axis, compiled after its forward, at one stack depth:
+# NOTES 166).
 _source_info_util.register_exclusion(_os.path.dirname(_os.path.abspath(__file__)))
 
 __all__ = [
